@@ -1,0 +1,49 @@
+"""Resource Studio's library: MCP resources, URI templates, project files and the server engine."""
+
+from resources_qt.collection import Match, Resources
+from resources_qt.content import ResourceContent, to_contents
+from resources_qt.errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    OPERATION_FAILED,
+    RESOURCE_NOT_FOUND,
+    ReaderFailedError,
+    ReaderMissingError,
+    ResourceError,
+    ResourceNotFoundError,
+    ValidationError,
+)
+from resources_qt.resource import Annotations, CacheHint, Icon, Resource, ResourceBuilder
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "OPERATION_FAILED",
+    "RESOURCE_NOT_FOUND",
+    "Annotations",
+    "CacheHint",
+    "Icon",
+    "Match",
+    "ReaderFailedError",
+    "ReaderMissingError",
+    "Resource",
+    "ResourceBuilder",
+    "ResourceContent",
+    "ResourceError",
+    "ResourceNotFoundError",
+    "Resources",
+    "ValidationError",
+    "__version__",
+    "to_contents",
+]
+
+
+def __getattr__(name: str) -> object:
+    # The engine pulls in uvicorn and starlette; load it only when asked for.
+    if name == "ResourceServer":
+        from resources_qt.server import ResourceServer
+
+        return ResourceServer
+    raise AttributeError(f"module 'resources_qt' has no attribute {name!r}")

@@ -1,0 +1,202 @@
+"""Resource content: text or a base64 blob, and the one place reader results become content."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import mcp_types as types
+
+from resources_qt.errors import ReaderFailedError, ValidationError
+
+__all__ = ["DEFAULT_BINARY_MIME", "DEFAULT_TEXT_MIME", "JSON_MIME", "ResourceContent", "to_contents"]
+
+DEFAULT_TEXT_MIME = "text/plain"
+DEFAULT_BINARY_MIME = "application/octet-stream"
+JSON_MIME = "application/json"
+
+
+class ResourceContent:
+    """One item of a `resources/read` answer: text or a base64 blob, never both.
+
+    Assigning `text` clears `blob` and assigning `blob` clears `text`. With
+    neither set, the serialized content carries an empty `text`.
+    """
+
+    __slots__ = ("_blob", "_text", "meta", "mime_type", "uri")
+
+    def __init__(
+        self,
+        uri: str,
+        mime_type: str = "",
+        *,
+        text: str | None = None,
+        blob: str | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        if not isinstance(uri, str) or not uri:
+            raise ValidationError("Resource content needs a non-empty URI")
+        if text is not None and blob is not None:
+            raise ValidationError("Resource content is text or blob, not both")
+        self.uri = uri
+        self.mime_type = mime_type or ""
+        self._text = text
+        self._blob = blob
+        self.meta = meta
+
+    @classmethod
+    def from_text(cls, uri: str, mime_type: str, text: str) -> ResourceContent:
+        """Text content; an empty URI is rejected, empty text is a legitimately empty document."""
+        if not isinstance(text, str):
+            raise ValidationError(f"Text content must be a str, not {type(text).__name__}")
+        return cls(uri, mime_type, text=text)
+
+    @classmethod
+    def from_blob(cls, uri: str, mime_type: str, blob_base64: str) -> ResourceContent:
+        """Binary content given as base64; an empty URI or an empty blob is rejected."""
+        if not isinstance(uri, str) or not uri:
+            raise ValidationError("Resource content needs a non-empty URI")
+        if not isinstance(blob_base64, str) or not blob_base64:
+            raise ValidationError(f"Blob content for {uri} is empty")
+        return cls(uri, mime_type, blob=blob_base64)
+
+    @classmethod
+    def from_bytes(cls, uri: str, mime_type: str, data: bytes) -> ResourceContent:
+        """Binary content from raw bytes, base64-encoded here; empty bytes are rejected."""
+        if not data:
+            raise ValidationError(f"Blob content for {uri} is empty")
+        return cls.from_blob(uri, mime_type, base64.b64encode(bytes(data)).decode("ascii"))
+
+    @property
+    def text(self) -> str | None:
+        return self._text
+
+    @text.setter
+    def text(self, value: str | None) -> None:
+        self._text = value
+        if value is not None:
+            self._blob = None
+
+    @property
+    def blob(self) -> str | None:
+        return self._blob
+
+    @blob.setter
+    def blob(self, value: str | None) -> None:
+        self._blob = value
+        if value is not None:
+            self._text = None
+
+    @property
+    def is_blob(self) -> bool:
+        return self._blob is not None
+
+    def data(self) -> bytes:
+        """The payload as bytes: the decoded blob, or the text encoded as UTF-8."""
+        if self._blob is not None:
+            try:
+                return base64.b64decode(self._blob, validate=True)
+            except binascii.Error as exc:
+                raise ValidationError(f"Blob content for {self.uri} is not valid base64: {exc}") from exc
+        return (self._text or "").encode("utf-8")
+
+    def to_mcp(self) -> types.TextResourceContents | types.BlobResourceContents:
+        """The SDK model sent on the wire."""
+        mime = self.mime_type or None
+        if self._blob is not None:
+            return types.BlobResourceContents(uri=self.uri, mime_type=mime, blob=self._blob, _meta=self.meta)
+        return types.TextResourceContents(uri=self.uri, mime_type=mime, text=self._text or "", _meta=self.meta)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire JSON of this content (camelCase keys, empty fields left out)."""
+        return self.to_mcp().model_dump(by_alias=True, mode="json", exclude_none=True)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ResourceContent:
+        """Rebuild content from its wire JSON (the inverse of `to_dict`)."""
+        uri = data.get("uri", "")
+        mime = data.get("mimeType", "") or ""
+        meta = data.get("_meta")
+        if "blob" in data:
+            content = cls.from_blob(uri, mime, data["blob"])
+        else:
+            content = cls.from_text(uri, mime, data.get("text", ""))
+        content.meta = dict(meta) if meta else None
+        return content
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ResourceContent):
+            return NotImplemented
+        return (self.uri, self.mime_type, self._text, self._blob, self.meta) == (
+            other.uri,
+            other.mime_type,
+            other._text,
+            other._blob,
+            other.meta,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.uri, self.mime_type, self._text, self._blob))
+
+    def __repr__(self) -> str:
+        kind = "blob" if self._blob is not None else "text"
+        size = len(self._blob or self._text or "")
+        return f"ResourceContent(uri={self.uri!r}, mime_type={self.mime_type!r}, {kind}[{size}])"
+
+
+def to_contents(value: object, *, uri: str, mime_type: str = "") -> list[ResourceContent]:
+    """Turn whatever a reader returned into the content list of a read.
+
+    Args:
+        value: the reader's result: `ResourceContent`, a sequence of them,
+            `str`, `bytes`-like, or JSON-able data.
+        uri: the concrete URI the client asked for; echoed in built content.
+        mime_type: the resource's declared MIME type, used where the result
+            carries none.
+
+    Raises:
+        ReaderFailedError: the reader returned `None`, empty bytes or a value
+            that is neither content, text, bytes nor JSON-able (-32000).
+    """
+    if value is None:
+        raise ReaderFailedError(f"Resource reader returned None for URI: {uri}", data={"uri": uri})
+    if isinstance(value, ResourceContent):
+        return [_with_default_mime(value, mime_type)]
+    if isinstance(value, str):
+        return [ResourceContent(uri, mime_type or DEFAULT_TEXT_MIME, text=value)]
+    if isinstance(value, bytes | bytearray | memoryview):
+        if not value:
+            raise ReaderFailedError(f"Resource reader returned empty bytes for URI: {uri}", data={"uri": uri})
+        return [ResourceContent.from_bytes(uri, mime_type or DEFAULT_BINARY_MIME, bytes(value))]
+    if _is_content_list(value):
+        return [_with_default_mime(item, mime_type) for item in value]  # type: ignore[union-attr]
+    try:
+        text = json.dumps(value, ensure_ascii=False, indent=2)
+    except (TypeError, ValueError) as exc:
+        raise ReaderFailedError(
+            f"Resource reader returned {type(value).__name__}, which is not text, bytes, "
+            f"content or JSON-able data (URI: {uri}): {exc}",
+            data={"uri": uri},
+        ) from exc
+    json_mime = mime_type if mime_type.endswith("json") else JSON_MIME
+    return [ResourceContent(uri, json_mime, text=text)]
+
+
+def _is_content_list(value: object) -> bool:
+    return (
+        isinstance(value, Sequence)
+        and not isinstance(value, str | bytes)
+        and len(value) > 0
+        and all(isinstance(item, ResourceContent) for item in value)
+    )
+
+
+def _with_default_mime(content: ResourceContent, mime_type: str) -> ResourceContent:
+    # The content-level type is the honest one for this instance; the
+    # resource-level type only fills in when the reader left it empty.
+    if not content.mime_type and mime_type:
+        content.mime_type = mime_type
+    return content

@@ -1,0 +1,72 @@
+"""Resource-layer errors: every failure carries the JSON-RPC code the seed contract assigns it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp.shared.exceptions import MCPError
+
+__all__ = [
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "OPERATION_FAILED",
+    "RESOURCE_NOT_FOUND",
+    "ReaderFailedError",
+    "ReaderMissingError",
+    "ResourceError",
+    "ResourceNotFoundError",
+    "ValidationError",
+]
+
+INVALID_PARAMS = -32602
+"""A declaration or lookup argument was empty or invalid."""
+
+INTERNAL_ERROR = -32603
+"""The resource has no reader, so there is nothing to call."""
+
+OPERATION_FAILED = -32000
+"""The reader ran and did not deliver: it raised, returned nothing, timed out or crashed."""
+
+RESOURCE_NOT_FOUND = -32002
+"""No resource or template matches the URI (handshake-era code; 2026-07-28 uses -32602)."""
+
+
+class ResourceError(MCPError):
+    """Base class of the resource layer's errors; an `MCPError` with a fixed code."""
+
+    default_code: int = OPERATION_FAILED
+
+    def __init__(self, message: str, *, code: int | None = None, data: Any = None) -> None:
+        super().__init__(self.default_code if code is None else code, message, data)
+
+
+class ValidationError(ResourceError, ValueError):
+    """A declaration, lookup or content argument is invalid (-32602)."""
+
+    default_code = INVALID_PARAMS
+
+
+class ReaderMissingError(ResourceError):
+    """The resource has no reader assigned (-32603)."""
+
+    default_code = INTERNAL_ERROR
+
+
+class ReaderFailedError(ResourceError):
+    """The reader raised, returned nothing usable, timed out or crashed (-32000)."""
+
+    default_code = OPERATION_FAILED
+
+
+class ResourceNotFoundError(ResourceError, LookupError):
+    """No resource or template matches the URI.
+
+    The code depends on the protocol era of the asking session, so the server
+    picks it at the boundary; the default is the handshake-era -32002.
+    """
+
+    default_code = RESOURCE_NOT_FOUND
+
+    def __init__(self, uri: str, *, code: int | None = None) -> None:
+        super().__init__(f"Resource not found: {uri}", code=code, data={"uri": uri})
+        self.uri = uri

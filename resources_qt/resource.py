@@ -1,0 +1,370 @@
+"""A resource declaration (direct URI or URI template), its reader, and the fluent builder."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import inspect
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Union
+
+import mcp_types as types
+
+from resources_qt.content import ResourceContent, to_contents
+from resources_qt.errors import ReaderFailedError, ReaderMissingError, ResourceError, ValidationError
+from resources_qt.templates import CompiledTemplate, compile_template
+
+if TYPE_CHECKING:
+    from resources_qt.collection import Resources
+
+__all__ = [
+    "Annotations",
+    "CacheHint",
+    "Completer",
+    "Icon",
+    "Reader",
+    "Resource",
+    "ResourceBuilder",
+]
+
+Reader = Callable[..., Union[object, Awaitable[object]]]
+"""`reader(uri)` or `reader(uri, params)`, plain or async; see `Resource.read`."""
+
+Completer = Union[Sequence[str], Callable[..., Union[Sequence[str], Awaitable[Sequence[str]]]]]
+"""Completion values of one template variable: a static list or `complete(name, value, context)`."""
+
+Audience = Literal["user", "assistant"]
+
+
+@dataclass(frozen=True, slots=True)
+class Icon:
+    """An icon variant a client may show beside the resource."""
+
+    src: str
+    mime_type: str | None = None
+    sizes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.src, str) or not self.src.strip():
+            raise ValidationError("Icon source must not be empty")
+
+    def to_mcp(self) -> types.Icon:
+        return types.Icon(src=self.src, mime_type=self.mime_type or None, sizes=list(self.sizes) or None)
+
+
+@dataclass(frozen=True, slots=True)
+class Annotations:
+    """Hints for the client: who the resource is for, how important, when it last changed."""
+
+    audience: tuple[Audience, ...] = ()
+    priority: float | None = None
+    last_modified: str | None = None
+
+    def __post_init__(self) -> None:
+        for role in self.audience:
+            if role not in ("user", "assistant"):
+                raise ValidationError(f"Annotation audience must be 'user' or 'assistant', not {role!r}")
+        if self.priority is not None and not 0.0 <= self.priority <= 1.0:
+            raise ValidationError(f"Annotation priority must be between 0 and 1, not {self.priority}")
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.audience and self.priority is None and not self.last_modified
+
+    def to_mcp(self) -> types.Annotations:
+        return types.Annotations(
+            audience=list(self.audience) or None,
+            priority=self.priority,
+            last_modified=self.last_modified or None,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CacheHint:
+    """A 2026-07-28 cache hint: how long a client may reuse a result, and for whom."""
+
+    ttl_ms: int
+    scope: Literal["public", "private"] = "private"
+
+    def __post_init__(self) -> None:
+        if self.ttl_ms < 0:
+            raise ValidationError(f"Cache ttl_ms must not be negative, not {self.ttl_ms}")
+        if self.scope not in ("public", "private"):
+            raise ValidationError(f"Cache scope must be 'public' or 'private', not {self.scope!r}")
+
+
+def _reader_arity(reader: Reader) -> int:
+    """1 for the seed's `reader(uri)`, 2 for `reader(uri, params)`."""
+    try:
+        sig = inspect.signature(reader)
+    except (TypeError, ValueError):
+        return 2
+    positional = [
+        p
+        for p in sig.parameters.values()
+        if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    ]
+    has_var = any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in sig.parameters.values())
+    if has_var or len(positional) >= 2:
+        return 2
+    if len(positional) == 1:
+        return 1
+    raise ValidationError("A reader takes the URI, or the URI and the template parameters")
+
+
+_IDENTITY = frozenset({"name", "uri", "uri_template"})
+
+
+class Resource:
+    """One declared resource: a direct `uri` or a `uri_template`, never both.
+
+    Mutable like the seed's collection items; `Resources` re-indexes when a
+    resource it holds changes its name, URI or template, but such an in-place
+    edit does not count as a change of the list (call the server's
+    `send_resources_changed` yourself).
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str = "",
+        uri: str = "",
+        uri_template: str = "",
+        title: str = "",
+        description: str = "",
+        mime_type: str = "",
+        icons: Sequence[Icon] = (),
+        annotations: Annotations | None = None,
+        size: int | None = None,
+        reader: Reader | None = None,
+        completions: Mapping[str, Completer] | None = None,
+        cache: CacheHint | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        self._owner: Resources | None = None
+        self._compiled: CompiledTemplate | None = None
+        self._reader: Reader | None = None
+        self._arity = 2
+        self.name = name
+        self.uri = uri
+        self.uri_template = uri_template
+        self.title = title
+        self.description = description
+        self.mime_type = mime_type
+        self.icons: list[Icon] = list(icons)
+        self.annotations = annotations
+        self.size = size
+        self.reader = reader
+        self.completions: dict[str, Completer] = dict(completions or {})
+        self.cache = cache
+        self.meta: dict[str, Any] = dict(meta or {})
+
+    @staticmethod
+    def builder() -> ResourceBuilder:
+        """A fluent builder; `build()` validates before it returns."""
+        return ResourceBuilder()
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        object.__setattr__(self, key, value)
+        if key in _IDENTITY:
+            if key == "uri_template":
+                object.__setattr__(self, "_compiled", None)
+            owner = self.__dict__.get("_owner")
+            if owner is not None:
+                owner._identity_changed(self)
+
+    @property
+    def is_template(self) -> bool:
+        """True when a URI template is set; it decides which list the resource appears in."""
+        return bool(self.uri_template)
+
+    @property
+    def reader(self) -> Reader | None:
+        return self._reader
+
+    @reader.setter
+    def reader(self, fn: Reader | None) -> None:
+        if fn is not None and not callable(fn):
+            raise ValidationError(f"Reader must be callable, not {type(fn).__name__}")
+        self._arity = _reader_arity(fn) if fn is not None else 2
+        self._reader = fn
+
+    @property
+    def key(self) -> str:
+        """The URI or template: what the resource is addressed by."""
+        return self.uri_template or self.uri
+
+    @property
+    def compiled_template(self) -> CompiledTemplate:
+        """The parsed template (parsed once, raises `ValidationError` when invalid)."""
+        if self._compiled is None:
+            object.__setattr__(self, "_compiled", compile_template(self.uri_template))
+        assert self._compiled is not None
+        return self._compiled
+
+    def validate(self) -> None:
+        """Raise `ValidationError` (-32602) naming the first problem of the declaration."""
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise ValidationError("Resource name must not be empty")
+        label = f"Resource {self.name!r}"
+        if self.uri and self.uri_template:
+            raise ValidationError(f"{label}: Cannot set both URI and URITemplate")
+        if not self.uri and not self.uri_template:
+            raise ValidationError(f"{label} needs a URI or a URI template")
+        if self.uri and not self.uri.strip():
+            raise ValidationError(f"{label}: URI must not be blank")
+        if self.uri_template:
+            try:
+                compiled = self.compiled_template
+            except ValidationError as exc:
+                raise ValidationError(f"{label}: {exc.message}") from exc
+            unknown = set(self.completions) - set(compiled.variable_names)
+            if unknown:
+                raise ValidationError(
+                    f"{label}: completions name unknown variable(s) {', '.join(sorted(unknown))}"
+                )
+        elif self.completions:
+            raise ValidationError(f"{label}: completions need a URI template")
+        if self._reader is None:
+            raise ValidationError(f"{label} has no reader")
+        if self.size is not None and self.size < 0:
+            raise ValidationError(f"{label}: size must not be negative")
+
+    def copy(self) -> Resource:
+        """A detached copy (same reader); what `Resources.add_resource` stores."""
+        dup = copy.copy(self)
+        object.__setattr__(dup, "_owner", None)
+        dup.icons = list(self.icons)
+        dup.completions = dict(self.completions)
+        dup.meta = dict(self.meta)
+        return dup
+
+    async def read(self, uri: str, params: Mapping[str, Any] | None = None) -> list[ResourceContent]:
+        """Call the reader for the concrete `uri` and convert its result.
+
+        Raises:
+            ReaderMissingError: no reader is assigned (-32603).
+            ReaderFailedError: the reader raised (its message wrapped) or
+                returned nothing usable (-32000).
+        """
+        reader = self._reader
+        if reader is None:
+            raise ReaderMissingError(f"Resource {self.name!r} has no reader", data={"uri": uri})
+        args: tuple[Any, ...] = (uri,) if self._arity == 1 else (uri, dict(params or {}))
+        try:
+            result = reader(*args)
+            if inspect.isawaitable(result):
+                result = await result
+        except ResourceError:
+            raise
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            raise ReaderFailedError(
+                f"Resource reader failed for URI {uri}: {type(exc).__name__}: {exc}", data={"uri": uri}
+            ) from exc
+        return to_contents(result, uri=uri, mime_type=self.mime_type)
+
+    def to_mcp(self) -> types.Resource | types.ResourceTemplate:
+        """The listing entry: a `Resource` for a direct URI, a `ResourceTemplate` otherwise."""
+        icons = [icon.to_mcp() for icon in self.icons] or None
+        annotations = self.annotations.to_mcp() if self.annotations and not self.annotations.is_empty else None
+        common: dict[str, Any] = {
+            "name": self.name,
+            "title": self.title or None,
+            "description": self.description or None,
+            "mime_type": self.mime_type or None,
+            "icons": icons,
+            "annotations": annotations,
+            "_meta": self.meta or None,
+        }
+        if self.is_template:
+            return types.ResourceTemplate(uri_template=self.uri_template, **common)
+        return types.Resource(uri=self.uri, size=self.size, **common)
+
+    def __repr__(self) -> str:
+        kind = "template" if self.is_template else "uri"
+        return f"Resource(name={self.name!r}, {kind}={self.key!r})"
+
+
+class ResourceBuilder:
+    """Fluent builder of a `Resource`; every method returns the builder."""
+
+    def __init__(self) -> None:
+        self._resource = Resource()
+
+    def name(self, name: str) -> ResourceBuilder:
+        self._resource.name = name
+        return self
+
+    def title(self, title: str) -> ResourceBuilder:
+        self._resource.title = title
+        return self
+
+    def description(self, description: str) -> ResourceBuilder:
+        self._resource.description = description
+        return self
+
+    def uri(self, uri: str) -> ResourceBuilder:
+        if self._resource.uri_template:
+            raise ValidationError("Cannot set both URI and URITemplate")
+        if not uri:
+            raise ValidationError("URI must not be empty")
+        self._resource.uri = uri
+        return self
+
+    def uri_template(self, uri_template: str) -> ResourceBuilder:
+        if self._resource.uri:
+            raise ValidationError("Cannot set both URI and URITemplate")
+        if not uri_template:
+            raise ValidationError("URI template must not be empty")
+        self._resource.uri_template = uri_template
+        return self
+
+    def mime_type(self, mime_type: str) -> ResourceBuilder:
+        self._resource.mime_type = mime_type
+        return self
+
+    def add_icon(
+        self, src: str, mime_type: str | None = None, sizes: str | Sequence[str] | None = None
+    ) -> ResourceBuilder:
+        """Append an icon variant; several calls declare several icons."""
+        if isinstance(sizes, str):
+            sizes = sizes.split()
+        self._resource.icons.append(Icon(src, mime_type, tuple(sizes or ())))
+        return self
+
+    def annotations(
+        self,
+        *,
+        audience: Sequence[Audience] = (),
+        priority: float | None = None,
+        last_modified: str | None = None,
+    ) -> ResourceBuilder:
+        self._resource.annotations = Annotations(tuple(audience), priority, last_modified)
+        return self
+
+    def size(self, size: int) -> ResourceBuilder:
+        self._resource.size = size
+        return self
+
+    def completion(self, variable: str, values: Completer) -> ResourceBuilder:
+        """Completion values for one template variable (a list or a callable)."""
+        self._resource.completions[variable] = values
+        return self
+
+    def cache(self, ttl_ms: int, scope: Literal["public", "private"] = "private") -> ResourceBuilder:
+        self._resource.cache = CacheHint(ttl_ms, scope)
+        return self
+
+    def reader(self, fn: Reader) -> ResourceBuilder:
+        self._resource.reader = fn
+        return self
+
+    def build(self) -> Resource:
+        """Validate and hand over the resource; the builder starts afresh afterwards."""
+        resource = self._resource
+        resource.validate()
+        self._resource = Resource()
+        return resource

@@ -1,0 +1,1 @@
+"""Resource Studio: the desktop app for designing and live-serving MCP resources."""

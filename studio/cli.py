@@ -1,0 +1,40 @@
+"""The `resource-studio` command: the window by default, `serve` for headless serving.
+
+Qt is imported only when the window is opened, so `--help`, `--version` and
+`serve` start fast and work on machines without a display.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from resources_qt import __version__
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="resource-studio",
+        description="Design and live-serve MCP resources. Without a command, opens the studio window.",
+        epilog="Run 'resource-studio serve --help' for headless serving.",
+    )
+    parser.add_argument("--version", action="version", version=f"resource-studio {__version__}")
+    parser.add_argument("project", nargs="?", help="project file to open (default: the bundled example)")
+    parser.add_argument("--http", metavar="[HOST:]PORT", help="start serving over Streamable HTTP at once")
+    parser.add_argument(
+        "--stdio", action="store_true", help="serve the MCP client that launched the studio over stdin/stdout"
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] == "serve":
+        from resources_qt.server.cli import serve_main
+
+        return serve_main(args[1:])
+    options = build_parser().parse_args(args)
+    from studio.app import run_app
+
+    return run_app(project=options.project, http=options.http, stdio=options.stdio)
