@@ -1,0 +1,440 @@
+"""ResourceServer: serves a Resources collection over stdio or Streamable HTTP on its own loop thread."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+import uvicorn
+from mcp.server.context import ServerRequestContext
+from mcp.server.stdio import stdio_server
+
+from resources_qt.collection import ChangeKind, Resources
+from resources_qt.resource import CacheHint, Resource
+from resources_qt.server import http as http_host
+from resources_qt.server.events import (
+    NotificationSent,
+    Observer,
+    ServerEvent,
+    ServerFailed,
+    ServerStarted,
+    ServerStopped,
+    SessionClosed,
+    SessionInfo,
+    SessionOpened,
+    SubscriptionRemoved,
+    Traffic,
+)
+from resources_qt.server.handlers import build_lowlevel
+from resources_qt.server.loopthread import LoopThread
+from resources_qt.server.middleware import SESSION_KEY, EngineMiddleware, connection_of
+from resources_qt.server.paging import ListingCache
+from resources_qt.server.reading import PreviewOutcome, preview_read
+from resources_qt.server.sessions import LegacySession, Session, SessionRegistry
+
+__all__ = ["ResourceServer"]
+
+logger = logging.getLogger(__name__)
+
+ListCallback = Callable[[Resources], "None | Awaitable[None]"]
+
+_START_TIMEOUT = 15.0
+_STOP_TIMEOUT = 10.0
+LIST_CHANGED = "notifications/resources/list_changed"
+UPDATED = "notifications/resources/updated"
+
+
+class ResourceServer:
+    """An MCP server publishing `resources` (the seed's TTMSMCPServer).
+
+    Set `enable_resource_notifications` / `enable_resource_subscriptions` and
+    `on_list_resources` before `start_http` or `serve_stdio`: the first two are
+    advertised to clients as capabilities. The server runs on its own
+    asyncio.SelectorEventLoop in a background thread; observers receive
+    events (resources_qt.server.events) on that thread.
+    """
+
+    def __init__(
+        self,
+        resources: Resources,
+        *,
+        name: str,
+        version: str,
+        title: str = "",
+        instructions: str = "",
+        page_size: int = 100,
+        cache: CacheHint | None = None,
+        max_request_body_size: int = http_host.DEFAULT_MAX_REQUEST_BODY_SIZE,
+    ) -> None:
+        if not isinstance(resources, Resources):
+            raise TypeError(f"resources must be a Resources collection, not {type(resources).__name__}")
+        if not name:
+            raise ValueError("The server name must not be empty")
+        if page_size < 1:
+            raise ValueError(f"page_size must be at least 1, not {page_size}")
+        if max_request_body_size < 1:
+            raise ValueError("max_request_body_size must be positive")
+        self.resources = resources
+        self.name = name
+        self.version = version
+        self.title = title
+        self.instructions = instructions
+        self.page_size = page_size
+        self.cache = cache
+        self.max_request_body_size = max_request_body_size
+        self.enable_resource_notifications = False
+        self.enable_resource_subscriptions = False
+        self.on_list_resources: ListCallback | None = None
+        self.listing = ListingCache(resources)
+        self.registry = SessionRegistry()
+        self.middleware = EngineMiddleware(self)
+        self.transport = ""
+        self._observers: list[Observer] = []
+        self._observers_lock = threading.Lock()
+        self._thread: LoopThread | None = None
+        self._uvicorn: uvicorn.Server | None = None
+        self._listen_closers: list[Callable[[], None]] = []
+        self._url: str | None = None
+        self._port: int | None = None
+        self._stopping = False
+        self._failure: str | None = None
+        self._list_changed_pending = False
+        self._state_lock = threading.Lock()
+        self._unlisten = resources.add_listener(self._on_collection_change)
+
+    # -- observers -----------------------------------------------------------
+
+    def add_observer(self, callback: Observer) -> Callable[[], None]:
+        """Call `callback(event)` on the server thread for every event; returns the unsubscribe call."""
+        with self._observers_lock:
+            self._observers = [*self._observers, callback]
+
+        def unsubscribe() -> None:
+            with self._observers_lock:
+                self._observers = [o for o in self._observers if o is not callback]
+
+        return unsubscribe
+
+    @property
+    def observing(self) -> bool:
+        return bool(self._observers)
+
+    def emit(self, event: ServerEvent) -> None:
+        for observer in self._observers:
+            try:
+                observer(event)
+            except Exception:
+                logger.exception("Server observer %r failed on %s", observer, type(event).__name__)
+
+    # -- state ---------------------------------------------------------------
+
+    @property
+    def is_running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive() and not self._stopping
+
+    @property
+    def url(self) -> str | None:
+        """The HTTP endpoint (`http://host:port/mcp`) while serving HTTP, else None."""
+        return self._url
+
+    @property
+    def port(self) -> int | None:
+        return self._port
+
+    def sessions(self) -> list[SessionInfo]:
+        """One record per connected handshake-era session or 2026-07-28 listen stream."""
+        return self.registry.infos()
+
+    # -- starting and stopping -----------------------------------------------
+
+    def start_http(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        token: str | None = None,
+        allowed_hosts: Sequence[str] = (),
+    ) -> str:
+        """Serve Streamable HTTP at /mcp; returns the URL once the socket listens (port 0: any free port).
+
+        Raises:
+            ValueError: a non-loopback host without a token.
+            OSError: the port is busy or the address unusable.
+            RuntimeError: already running, or the server failed to start.
+        """
+        self._ensure_stopped()
+        http_host.check_bind(host, token)
+        sock = http_host.bind_socket(host, port)
+        try:
+            bound = sock.getsockname()[1]
+            server = build_lowlevel(self._prepare_run("http"))
+            app = http_host.build_app(
+                server,
+                host=host,
+                port=bound,
+                token=token,
+                max_request_body_size=self.max_request_body_size,
+                extra_hosts=allowed_hosts,
+            )
+        except BaseException:
+            sock.close()
+            raise
+        url = http_host.endpoint_url(host, bound)
+        ready = threading.Event()
+
+        def started() -> None:
+            self._url, self._port = url, bound
+            self.emit(ServerStarted(url, "http"))
+            ready.set()
+
+        def keep(server: uvicorn.Server) -> None:
+            self._uvicorn = server
+
+        async def main() -> None:
+            try:
+                ok = await http_host.serve_uvicorn(app, sock, on_started=started, stopper=keep, graceful_timeout=1.0)
+            finally:
+                sock.close()
+            if not ok and not self._stopping:
+                raise RuntimeError("The HTTP server did not start; see the log")
+
+        self._launch(main, ready, f"resource-server-http-{bound}")
+        return url
+
+    def start_stdio(self) -> None:
+        """Serve the process's stdin/stdout in the background (stdout then carries only protocol)."""
+        self._ensure_stopped()
+        server = build_lowlevel(self._prepare_run("stdio"))
+        ready = threading.Event()
+
+        async def main() -> None:
+            async with stdio_server() as (read_stream, write_stream):
+                self.emit(ServerStarted("stdio", "stdio"))
+                ready.set()
+                await server.run(read_stream, write_stream, server.create_initialization_options())
+
+        self._launch(main, ready, "resource-server-stdio")
+
+    def serve_stdio(self) -> None:
+        """Serve stdin/stdout until the client closes stdin (blocks; for headless use)."""
+        self.start_stdio()
+        thread = self._thread
+        assert thread is not None
+        try:
+            while thread.is_alive():
+                thread.join(0.2)
+        except KeyboardInterrupt:
+            self.stop()
+
+    def stop(self) -> None:
+        """End the server thread cleanly: listen streams close, sessions end, the port is freed."""
+        thread = self._thread
+        if thread is None:
+            return
+        self._stopping = True
+        thread.call_soon(self._close_listens)
+        if self._uvicorn is not None:
+            self._uvicorn.should_exit = True
+        else:
+            thread.cancel_main()
+        if thread.in_loop_thread():
+            return
+        if not thread.join(_STOP_TIMEOUT):
+            logger.warning("The server thread did not end within %.0f s", _STOP_TIMEOUT)
+        self._thread = None
+
+    def close(self) -> None:
+        """Stop and detach from the collection."""
+        self.stop()
+        self._unlisten()
+
+    def _ensure_stopped(self) -> None:
+        if self._thread is not None and self._thread.is_alive():
+            raise RuntimeError("The server is already running; stop() it first")
+        self._thread = None
+
+    def _prepare_run(self, transport: str) -> ResourceServer:
+        self.transport = transport
+        self._stopping = False
+        self._failure = None
+        self._uvicorn = None
+        self._url = self._port = None
+        self._list_changed_pending = False
+        return self
+
+    def _launch(self, main: Callable[[], Any], ready: threading.Event, name: str) -> None:
+        thread = LoopThread(name)
+        self._thread = thread
+        thread.start(main, on_exit=self._on_thread_exit)
+        deadline = time.monotonic() + _START_TIMEOUT
+        while not ready.wait(0.02):
+            if not thread.is_alive() or time.monotonic() > deadline:
+                break
+        if not ready.is_set():
+            message = self._failure or "The server did not start in time"
+            self.stop()
+            self._thread = None
+            raise RuntimeError(message)
+
+    def _close_listens(self) -> None:
+        for session in self.registry.all():
+            session.close()
+
+    def _on_thread_exit(self, error: BaseException | None) -> None:
+        for session in self.registry.clear():
+            for uri in sorted(session.subscriptions):
+                self.emit(SubscriptionRemoved(session.id, uri))
+            self.emit(SessionClosed(session.id))
+        self._url = self._port = None
+        self._uvicorn = None
+        if error is not None and not (self._stopping and isinstance(error, asyncio.CancelledError)):
+            message = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+            self._failure = message
+            logger.error("The MCP server failed: %s", message, exc_info=error)
+            self.emit(ServerFailed(message))
+        else:
+            self.emit(ServerStopped())
+
+    # -- sessions (called by handlers and middleware on the server loop) --------
+
+    def prepare_legacy_session(self, ctx: ServerRequestContext[Any, Any]) -> None:
+        connection = connection_of(ctx)
+        if connection is not None and SESSION_KEY not in connection.state:
+            connection.state[SESSION_KEY] = connection.session_id or f"{self.transport}-{uuid.uuid4().hex[:12]}"
+
+    def open_legacy_session(self, ctx: ServerRequestContext[Any, Any], result: Any) -> None:
+        """Register the session an accepted `initialize` opened; it leaves with its connection."""
+        connection = connection_of(ctx)
+        if connection is None:
+            return
+        self.prepare_legacy_session(ctx)
+        session_id: str = connection.state[SESSION_KEY]
+        if self.registry.get(session_id) is not None:
+            return
+        params: Mapping[str, Any] = ctx.params or {}
+        info: Mapping[str, Any] = params.get("clientInfo") or {}
+        version = result.get("protocolVersion", "") if isinstance(result, Mapping) else ""
+        session = LegacySession(
+            connection=connection,
+            session_id=session_id,
+            transport=self.transport,
+            client_name=str(info.get("name", "")),
+            client_version=str(info.get("version", "")),
+            protocol_version=str(version or params.get("protocolVersion", "")),
+        )
+        self.registry.add(session)
+        connection.exit_stack.callback(self.drop_session, session_id)
+        self.emit(SessionOpened(session.info()))
+
+    def legacy_session(self, ctx: ServerRequestContext[Any, Any]) -> Session | None:
+        connection = connection_of(ctx)
+        if connection is None:
+            return None
+        session_id = connection.state.get(SESSION_KEY)
+        return self.registry.get(session_id) if isinstance(session_id, str) else None
+
+    def drop_session(self, session_id: str) -> None:
+        session = self.registry.remove(session_id)
+        if session is None:
+            return
+        for uri in sorted(session.subscriptions):
+            self.emit(SubscriptionRemoved(session_id, uri))
+        self.emit(SessionClosed(session_id))
+
+    # -- notifications ---------------------------------------------------------
+
+    async def send_resources_changed(self) -> None:
+        """Broadcast notifications/resources/list_changed (no-op unless notifications are enabled)."""
+        if self.enable_resource_notifications:
+            await self._on_server_loop(self._broadcast_list_changed)
+
+    async def send_resource_updated(self, uri: str) -> None:
+        """Tell every session subscribed to exactly `uri` (no-op unless subscriptions are enabled)."""
+        if self.enable_resource_subscriptions:
+            await self._on_server_loop(lambda: self._send_updated(uri, None))
+
+    async def send_resource_updated_for_session(self, session_id: str, uri: str) -> None:
+        """Tell one session, and only if it subscribed to `uri` (no-op unless subscriptions are enabled)."""
+        if self.enable_resource_subscriptions:
+            await self._on_server_loop(lambda: self._send_updated(uri, session_id))
+
+    def subscribed_uris(self) -> set[str]:
+        """Every concrete URI some session is subscribed to."""
+        return self.registry.subscribed_uris()
+
+    async def _on_server_loop(self, make: Callable[[], Awaitable[None]]) -> None:
+        thread = self._thread
+        if thread is None or not thread.is_alive() or self._stopping:
+            return
+
+        async def run() -> None:
+            await make()
+
+        try:
+            await thread.run_here(run())
+        except RuntimeError:
+            logger.debug("Notification dropped: the server loop has stopped")
+
+    async def _broadcast_list_changed(self) -> None:
+        self._list_changed_pending = False
+        sent = 0
+        for session in self.registry.list_listeners():
+            if await self._deliver(session, LIST_CHANGED, "", session.send_list_changed()):
+                sent += 1
+        self.emit(NotificationSent(LIST_CHANGED, "", sent))
+
+    async def _send_updated(self, uri: str, only: str | None) -> None:
+        targets = self.registry.subscribers(uri)
+        if only is not None:
+            targets = [s for s in targets if s.id == only]
+        sent = 0
+        for session in targets:
+            if await self._deliver(session, UPDATED, uri, session.send_updated(uri)):
+                sent += 1
+        self.emit(NotificationSent(UPDATED, uri, sent))
+
+    async def _deliver(self, session: Session, method: str, uri: str, send: Awaitable[None]) -> bool:
+        try:
+            await send
+        except Exception:
+            # One broken subscriber must not stop the others or the server.
+            logger.exception("Sending %s to session %s failed; dropping the session", method, session.id)
+            self.drop_session(session.id)
+            return False
+        if self.observing:
+            message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+            if uri:
+                message["params"] = {"uri": uri}
+            self.emit(Traffic(datetime.now(timezone.utc), session.id, "out", method, message))
+        return True
+
+    def _on_collection_change(self, kind: ChangeKind, resource: Resource) -> None:
+        # Called on whichever thread mutated the collection; a burst of changes
+        # (a project reload, clear()) coalesces into one notification.
+        if not self.enable_resource_notifications or self._list_changed_pending:
+            return
+        thread = self._thread
+        if thread is None or not thread.is_alive() or self._stopping:
+            return
+        self._list_changed_pending = True
+        try:
+            thread.submit(self._broadcast_list_changed())
+        except RuntimeError:
+            self._list_changed_pending = False
+
+    # -- preview ---------------------------------------------------------------
+
+    async def read_for_preview(self, uri: str, *, protocol_version: str | None = None) -> PreviewOutcome:
+        """Read `uri` exactly as resources/read would, without a client; errors land in the outcome."""
+        return await preview_read(self.resources, uri, protocol_version=protocol_version)
+
+    def __repr__(self) -> str:
+        state = self._url or (self.transport if self.is_running else "stopped")
+        return f"ResourceServer({self.name!r}, {state})"
+

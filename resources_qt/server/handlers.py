@@ -1,0 +1,199 @@
+"""The lowlevel SDK server the engine runs: resource handlers, listen streams and capabilities."""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import uuid
+from typing import TYPE_CHECKING, Any
+
+import mcp_types as types
+from mcp.server.caching import CacheHint as SdkCacheHint
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+from mcp.shared.exceptions import MCPError
+
+from resources_qt.errors import INTERNAL_ERROR, INVALID_PARAMS
+from resources_qt.server.completion import MAX_VALUES, complete_values, require_template
+from resources_qt.server.events import SessionOpened, SubscriptionAdded, SubscriptionRemoved
+from resources_qt.server.reading import read_resource
+from resources_qt.server.sessions import ListenSession
+
+if TYPE_CHECKING:
+    from resources_qt.server.engine import ResourceServer
+
+__all__ = ["EngineServer", "build_lowlevel"]
+
+logger = logging.getLogger(__name__)
+
+Ctx = ServerRequestContext[Any, Any]
+
+
+class EngineServer(Server[Any]):
+    """A lowlevel `Server` whose resources capability follows the engine's two switches in both eras.
+
+    The SDK derives `listChanged` from `NotificationOptions` (handshake era) or
+    from a served `subscriptions/listen` (2026-07-28); here both come from the
+    engine's `enable_resource_notifications` / `enable_resource_subscriptions`.
+    """
+
+    def __init__(self, name: str, *, notifications: bool, subscriptions: bool, **kwargs: Any) -> None:
+        super().__init__(name, **kwargs)
+        self.resource_notifications = notifications
+        self.resource_subscriptions = subscriptions
+
+    def get_capabilities(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+        *,
+        protocol_version: str | None = None,
+    ) -> types.ServerCapabilities:
+        caps = super().get_capabilities(
+            NotificationOptions(resources_changed=self.resource_notifications),
+            experimental_capabilities,
+            extensions,
+            protocol_version=protocol_version,
+        )
+        resources = types.ResourcesCapability(
+            subscribe=self.resource_subscriptions, list_changed=self.resource_notifications
+        )
+        return caps.model_copy(update={"resources": resources})
+
+
+class _Handlers:
+    """Request handlers bound to one engine; they run on the server loop."""
+
+    def __init__(self, engine: ResourceServer) -> None:
+        self._engine = engine
+
+    async def _before_list(self) -> None:
+        callback = self._engine.on_list_resources
+        if callback is None:
+            return
+        try:
+            result = callback(self._engine.resources)
+            if inspect.isawaitable(result):
+                await result
+        except Exception as exc:
+            logger.exception("on_list_resources callback failed")
+            raise MCPError(INTERNAL_ERROR, f"on_list_resources failed: {type(exc).__name__}: {exc}") from exc
+
+    async def list_resources(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+        await self._before_list()
+        engine = self._engine
+        page, next_cursor = engine.listing.direct_page(params.cursor if params else None, engine.page_size)
+        return types.ListResourcesResult(resources=page, next_cursor=next_cursor)
+
+    async def list_templates(
+        self, ctx: Ctx, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        await self._before_list()
+        engine = self._engine
+        page, next_cursor = engine.listing.template_page(params.cursor if params else None, engine.page_size)
+        return types.ListResourceTemplatesResult(resource_templates=page, next_cursor=next_cursor)
+
+    async def read(self, ctx: Ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        match, contents = await read_resource(
+            self._engine.resources, params.uri, protocol_version=ctx.protocol_version
+        )
+        wire = [c.to_mcp() for c in contents]
+        hint = match.resource.cache
+        if hint is not None:
+            return types.ReadResourceResult(contents=wire, ttl_ms=hint.ttl_ms, cache_scope=hint.scope)
+        return types.ReadResourceResult(contents=wire)
+
+    async def subscribe(self, ctx: Ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
+        if not params.uri:
+            raise MCPError(INVALID_PARAMS, "URI must not be empty")
+        session = self._engine.legacy_session(ctx)
+        if session is not None and self._engine.registry.subscribe(session.id, params.uri):
+            self._engine.emit(SubscriptionAdded(session.id, params.uri))
+        return types.EmptyResult()
+
+    async def unsubscribe(self, ctx: Ctx, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+        session = self._engine.legacy_session(ctx)
+        if session is not None and self._engine.registry.unsubscribe(session.id, params.uri):
+            self._engine.emit(SubscriptionRemoved(session.id, params.uri))
+        return types.EmptyResult()
+
+    async def complete(self, ctx: Ctx, params: types.CompleteRequestParams) -> types.CompleteResult:
+        ref = params.ref
+        if not isinstance(ref, types.ResourceTemplateReference):
+            raise MCPError(INVALID_PARAMS, "Only ref/resource completions are served")
+        resource = require_template(self._engine.resources, ref.uri)
+        context = dict(params.context.arguments or {}) if params.context is not None else {}
+        values = await complete_values(resource, params.argument.name, params.argument.value, context)
+        return types.CompleteResult(
+            completion=types.Completion(
+                values=values[:MAX_VALUES], total=len(values), has_more=len(values) > MAX_VALUES
+            )
+        )
+
+    async def listen(
+        self, ctx: Ctx, params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
+        engine = self._engine
+        requested = params.notifications
+        # Honour only what is switched on; tools and prompts do not exist here.
+        honored = types.SubscriptionFilter(
+            resources_list_changed=True
+            if requested.resources_list_changed and engine.enable_resource_notifications
+            else None,
+            resource_subscriptions=list(requested.resource_subscriptions or [])
+            if engine.enable_resource_subscriptions
+            else None,
+        )
+        bus = InMemorySubscriptionBus()
+        handler = ListenHandler(bus, max_subscriptions=1)
+        client = ctx.session.client_params
+        session = ListenSession(
+            bus=bus,
+            session_id=f"listen-{uuid.uuid4().hex[:12]}",
+            transport=engine.transport,
+            client_name=client.client_info.name if client is not None else "",
+            client_version=client.client_info.version if client is not None else "",
+            protocol_version=ctx.protocol_version,
+            subscriptions=honored.resource_subscriptions or (),
+            wants_list_changed=bool(honored.resources_list_changed),
+        )
+        session.closer = handler.close
+        engine.registry.add(session)
+        engine.emit(SessionOpened(session.info()))
+        for uri in sorted(session.subscriptions):
+            engine.emit(SubscriptionAdded(session.id, uri))
+        try:
+            return await handler(ctx, params.model_copy(update={"notifications": honored}))
+        finally:
+            engine.drop_session(session.id)
+
+
+def build_lowlevel(engine: ResourceServer) -> EngineServer:
+    """A fresh SDK server for one run (capabilities are fixed when it starts)."""
+    handlers = _Handlers(engine)
+    hints: dict[Any, SdkCacheHint] = {}
+    if engine.cache is not None:
+        hint = SdkCacheHint(ttl_ms=engine.cache.ttl_ms, scope=engine.cache.scope)
+        hints = {"resources/list": hint, "resources/templates/list": hint, "resources/read": hint}
+    listens = engine.enable_resource_notifications or engine.enable_resource_subscriptions
+    server = EngineServer(
+        engine.name,
+        version=engine.version,
+        title=engine.title or None,
+        instructions=engine.instructions or None,
+        notifications=engine.enable_resource_notifications,
+        subscriptions=engine.enable_resource_subscriptions,
+        cache_hints=hints,
+        on_list_resources=handlers.list_resources,
+        on_list_resource_templates=handlers.list_templates,
+        on_read_resource=handlers.read,
+        on_subscribe_resource=handlers.subscribe if engine.enable_resource_subscriptions else None,
+        on_unsubscribe_resource=handlers.unsubscribe if engine.enable_resource_subscriptions else None,
+        on_subscriptions_listen=handlers.listen if listens else None,
+        on_completion=handlers.complete,
+    )
+    server.middleware.append(engine.middleware)
+    return server
+

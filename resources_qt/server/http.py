@@ -1,0 +1,178 @@
+"""Streamable HTTP hosting: the SDK's Starlette app under uvicorn, Host/Origin checks, bearer token."""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import ipaddress
+import logging
+import socket
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import uvicorn
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.lowlevel import Server
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
+from starlette.applications import Starlette
+
+__all__ = [
+    "DEFAULT_MAX_REQUEST_BODY_SIZE",
+    "StaticTokenVerifier",
+    "bind_socket",
+    "build_app",
+    "check_bind",
+    "endpoint_url",
+    "is_loopback",
+    "security_settings",
+    "serve_uvicorn",
+]
+
+logger = logging.getLogger(__name__)
+
+MCP_PATH = "/mcp"
+_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+
+
+class StaticTokenVerifier:
+    """An SDK `TokenVerifier` accepting exactly one shared secret (compared in constant time)."""
+
+    def __init__(self, token: str) -> None:
+        if not token:
+            raise ValueError("The bearer token must not be empty")
+        self._token = token.encode("utf-8")
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        if hmac.compare_digest(token.encode("utf-8"), self._token):
+            return AccessToken(token="***", client_id="resource-studio", scopes=[])
+        return None
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(host: str, token: str | None) -> None:
+    """Refuse to expose the server beyond this machine without a token."""
+    if not host:
+        raise ValueError("The host to bind must not be empty")
+    if not is_loopback(host) and not token:
+        raise ValueError(
+            f"Refusing to serve on non-loopback address {host} without a token: "
+            "pass a bearer token, or bind 127.0.0.1"
+        )
+
+
+def security_settings(host: str, extra_hosts: Sequence[str] = ()) -> TransportSecuritySettings:
+    """DNS-rebinding protection: only Host/Origin values naming this machine are accepted."""
+    names = list(_LOOPBACK_HOSTS)
+    if not is_loopback(host):
+        wildcard = host in ("0.0.0.0", "::", "")
+        names.append(f"[{host}]" if ":" in host else host)
+        if wildcard:
+            names.extend({socket.gethostname(), socket.getfqdn()})
+    names.extend(extra_hosts)
+    unique = list(dict.fromkeys(n for n in names if n and n not in ("0.0.0.0", "[::]")))
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{n}:*" for n in unique] + unique,
+        allowed_origins=[f"{scheme}://{n}:*" for n in unique for scheme in ("http", "https")]
+        + [f"{scheme}://{n}" for n in unique for scheme in ("http", "https")],
+    )
+
+
+def build_app(
+    server: Server[Any],
+    *,
+    host: str,
+    port: int,
+    token: str | None,
+    max_request_body_size: int = DEFAULT_MAX_REQUEST_BODY_SIZE,
+    extra_hosts: Sequence[str] = (),
+) -> Starlette:
+    """The SDK's Streamable HTTP app at /mcp, with our security settings and optional bearer auth."""
+    auth: AuthSettings | None = None
+    verifier: StaticTokenVerifier | None = None
+    if token:
+        verifier = StaticTokenVerifier(token)
+        # The SDK wires bearer checking through AuthSettings; no authorization
+        # server or metadata routes are mounted since resource_server_url is None.
+        auth = AuthSettings(issuer_url=f"http://127.0.0.1:{port or 1}", resource_server_url=None)
+    return server.streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        transport_security=security_settings(host, extra_hosts),
+        host=host,
+        auth=auth,
+        token_verifier=verifier,
+        max_request_body_size=max_request_body_size,
+    )
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """Bind and listen before uvicorn starts, so a busy port fails in the caller's thread."""
+    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host.strip("[]"), port))
+        sock.listen(128)
+        sock.setblocking(False)
+    except OSError as exc:
+        sock.close()
+        if exc.errno in (98, 48, 10048):  # EADDRINUSE on Linux, macOS, Windows
+            raise OSError(exc.errno, f"Port {port} on {host} is already in use") from exc
+        raise OSError(exc.errno, f"Cannot listen on {host}:{port}: {exc.strerror}") from exc
+    return sock
+
+
+def endpoint_url(host: str, port: int) -> str:
+    shown = "127.0.0.1" if host in ("0.0.0.0", "") else host
+    if ":" in shown and not shown.startswith("["):
+        shown = f"[{shown}]"
+    return f"http://{shown}:{port}{MCP_PATH}"
+
+
+async def serve_uvicorn(
+    app: Starlette,
+    sock: socket.socket,
+    *,
+    on_started: Callable[[], None],
+    stopper: Callable[[uvicorn.Server], None],
+    graceful_timeout: float = 2.0,
+) -> bool:
+    """Run uvicorn on an already-listening socket until told to exit; False if it never started.
+
+    `on_started` fires once the app's lifespan (the SDK session manager) is up.
+    """
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        timeout_graceful_shutdown=graceful_timeout,
+        ws="none",
+    )
+    server = uvicorn.Server(config)
+    stopper(server)
+
+    started = False
+
+    async def watch() -> None:
+        nonlocal started
+        while not server.started:
+            await asyncio.sleep(0.01)
+        started = True
+        on_started()
+
+    watcher = asyncio.create_task(watch())
+    try:
+        await server.serve(sockets=[sock])
+    finally:
+        watcher.cancel()
+    return started

@@ -1,0 +1,117 @@
+"""A private asyncio.SelectorEventLoop in a daemon thread: the server never runs on the GUI loop."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import threading
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
+
+__all__ = ["LoopThread"]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+class LoopThread:
+    """Runs one main coroutine on its own loop; other threads submit work with `submit`.
+
+    The loop is created explicitly as a SelectorEventLoop because qasync
+    installs a policy that would otherwise hand this thread a Qt loop.
+    """
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._main_task: asyncio.Task[Any] | None = None
+
+    @property
+    def thread(self) -> threading.Thread | None:
+        return self._thread
+
+    def is_alive(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def in_loop_thread(self) -> bool:
+        return self._thread is not None and threading.current_thread() is self._thread
+
+    def start(
+        self,
+        main: Callable[[], Coroutine[Any, Any, None]],
+        *,
+        on_exit: Callable[[BaseException | None], None],
+    ) -> None:
+        """Start the thread running `main()`; `on_exit(error)` runs on the thread when it ends."""
+        loop = asyncio.SelectorEventLoop()
+        self.loop = loop
+
+        def run() -> None:
+            asyncio.set_event_loop(loop)
+            error: BaseException | None = None
+            try:
+                self._main_task = loop.create_task(main())
+                loop.run_until_complete(self._main_task)
+            except asyncio.CancelledError:
+                pass
+            except BaseException as exc:  # reported, never lost: the thread is the server
+                error = exc
+            finally:
+                try:
+                    _cancel_leftovers(loop)
+                    loop.run_until_complete(loop.shutdown_asyncgens())
+                finally:
+                    try:
+                        on_exit(error)
+                    finally:
+                        asyncio.set_event_loop(None)
+                        loop.close()
+
+        self._thread = threading.Thread(target=run, name=self._name, daemon=True)
+        self._thread.start()
+
+    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        """Schedule `coro` on the loop from any thread."""
+        loop = self.loop
+        if loop is None or loop.is_closed():
+            coro.close()
+            raise RuntimeError("The server loop is not running")
+        return asyncio.run_coroutine_threadsafe(coro, loop)
+
+    async def run_here(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Await `coro` on the loop from a coroutine on any loop (directly when already there)."""
+        if self.in_loop_thread():
+            return await coro
+        return await asyncio.wrap_future(self.submit(coro))
+
+    def call_soon(self, fn: Callable[[], Any]) -> None:
+        loop = self.loop
+        if loop is not None and not loop.is_closed():
+            try:
+                loop.call_soon_threadsafe(fn)
+            except RuntimeError:  # closed between the check and the call
+                pass
+
+    def cancel_main(self) -> None:
+        task = self._main_task
+        if task is not None:
+            self.call_soon(task.cancel)
+
+    def join(self, timeout: float) -> bool:
+        thread = self._thread
+        if thread is None or thread is threading.current_thread():
+            return True
+        thread.join(timeout)
+        return not thread.is_alive()
+
+
+def _cancel_leftovers(loop: asyncio.AbstractEventLoop) -> None:
+    pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+    for task in pending:
+        task.cancel()
+    if pending:
+        loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+

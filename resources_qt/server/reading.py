@@ -1,0 +1,102 @@
+"""The read path shared by resources/read and the studio's preview, with era-dependent error codes."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from resources_qt.collection import Match, Resources
+from resources_qt.content import ResourceContent
+from resources_qt.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, ResourceNotFoundError, ValidationError
+
+__all__ = ["PreviewOutcome", "not_found_code", "preview_read", "read_resource"]
+
+
+def not_found_code(protocol_version: str | None) -> int:
+    """-32002 on handshake-era sessions (2025-11-25 and older), -32602 on 2026-07-28."""
+    return INVALID_PARAMS if protocol_version in MODERN_PROTOCOL_VERSIONS else RESOURCE_NOT_FOUND
+
+
+def resolve(resources: Resources, uri: str, *, protocol_version: str | None) -> Match:
+    """Direct first, then templates; raises `ResourceNotFoundError` with the era's code."""
+    if not isinstance(uri, str) or not uri:
+        raise ValidationError("URI must not be empty", data={"uri": uri})
+    match = resources.resolve(uri)
+    if match is None:
+        raise ResourceNotFoundError(uri, code=not_found_code(protocol_version))
+    return match
+
+
+async def read_resource(
+    resources: Resources, uri: str, *, protocol_version: str | None
+) -> tuple[Match, list[ResourceContent]]:
+    """What a client's read does: resolve, call the reader with the concrete URI, convert.
+
+    Raises MCPError: not found (-32002/-32602), no reader (-32603), reader failed (-32000).
+    """
+    match = resolve(resources, uri, protocol_version=protocol_version)
+    contents = await match.resource.read(uri, match.params)
+    return match, contents
+
+
+@dataclass(frozen=True, slots=True)
+class PreviewOutcome:
+    """The result of a preview read: contents, or the error a client would have got."""
+
+    uri: str
+    resource_name: str | None
+    is_template: bool
+    template: str | None
+    params: Mapping[str, Any]
+    contents: list[ResourceContent] | None
+    error_code: int | None = None
+    error_message: str | None = None
+    error_data: Any = None
+    elapsed_ms: float = 0.0
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.error_code is None
+
+
+async def preview_read(resources: Resources, uri: str, *, protocol_version: str | None = None) -> PreviewOutcome:
+    """Read `uri` like a client would, never raising: errors land in the outcome."""
+    started = time.perf_counter()
+    match: Match | None = None
+    try:
+        match = resolve(resources, uri, protocol_version=protocol_version)
+        contents = await match.resource.read(uri, match.params)
+    except MCPError as exc:
+        return _outcome(uri, match, started, error=exc)
+    except Exception as exc:  # a reader bug must show in the preview, not crash the caller
+        return _outcome(uri, match, started, error=MCPError(-32603, f"{type(exc).__name__}: {exc}"))
+    return _outcome(uri, match, started, contents=contents)
+
+
+def _outcome(
+    uri: str,
+    match: Match | None,
+    started: float,
+    *,
+    contents: list[ResourceContent] | None = None,
+    error: MCPError | None = None,
+) -> PreviewOutcome:
+    resource = match.resource if match is not None else None
+    return PreviewOutcome(
+        uri=uri,
+        resource_name=resource.name if resource is not None else None,
+        is_template=bool(resource is not None and resource.is_template),
+        template=resource.uri_template if resource is not None and resource.is_template else None,
+        params=dict(match.params) if match is not None else {},
+        contents=contents,
+        error_code=error.code if error is not None else None,
+        error_message=error.message if error is not None else None,
+        error_data=error.data if error is not None else None,
+        elapsed_ms=(time.perf_counter() - started) * 1000.0,
+    )

@@ -1,0 +1,169 @@
+"""The session registry: handshake-era sessions and 2026-07-28 listen streams, with their subscriptions."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterable
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+from mcp.server.subscriptions import InMemorySubscriptionBus, ResourcesListChanged, ResourceUpdated
+
+from resources_qt.server.events import SessionInfo
+
+__all__ = ["LegacySession", "ListenSession", "Session", "SessionRegistry"]
+
+logger = logging.getLogger(__name__)
+
+
+class Session:
+    """A subscriber the engine can notify; subclasses know how to reach their client."""
+
+    kind: Literal["session", "listen"] = "session"
+
+    def __init__(
+        self,
+        *,
+        session_id: str,
+        transport: str,
+        client_name: str,
+        client_version: str,
+        protocol_version: str,
+        subscriptions: Iterable[str] = (),
+        wants_list_changed: bool = True,
+    ) -> None:
+        self.id = session_id
+        self.transport = transport
+        self.client_name = client_name
+        self.client_version = client_version
+        self.protocol_version = protocol_version
+        self.connected_at = datetime.now(timezone.utc)
+        self.subscriptions: set[str] = set(subscriptions)
+        self.wants_list_changed = wants_list_changed
+
+    def info(self) -> SessionInfo:
+        return SessionInfo(
+            id=self.id,
+            transport=self.transport,
+            client_name=self.client_name,
+            client_version=self.client_version,
+            protocol_version=self.protocol_version,
+            connected_at=self.connected_at,
+            subscriptions=frozenset(self.subscriptions),
+            kind=self.kind,
+        )
+
+    async def send_updated(self, uri: str) -> None:
+        raise NotImplementedError
+
+    async def send_list_changed(self) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Ask the transport side to end this subscriber (server stop)."""
+
+
+class LegacySession(Session):
+    """A handshake-era session; notifications ride its standalone channel (GET stream or stdio)."""
+
+    kind: Literal["session", "listen"] = "session"
+
+    def __init__(self, *, connection: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        # mcp.server.connection.Connection; its notify helpers are best-effort and never raise.
+        self.connection = connection
+
+    async def send_updated(self, uri: str) -> None:
+        await self.connection.send_resource_updated(uri)
+
+    async def send_list_changed(self) -> None:
+        await self.connection.send_resource_list_changed()
+
+
+class ListenSession(Session):
+    """A 2026-07-28 `subscriptions/listen` stream, fed through its own SDK subscription bus."""
+
+    kind: Literal["session", "listen"] = "listen"
+
+    def __init__(self, *, bus: InMemorySubscriptionBus, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.bus = bus
+        self.closer: Any = None
+
+    async def send_updated(self, uri: str) -> None:
+        await self.bus.publish(ResourceUpdated(uri))
+
+    async def send_list_changed(self) -> None:
+        await self.bus.publish(ResourcesListChanged())
+
+    def close(self) -> None:
+        if self.closer is not None:
+            self.closer()
+
+
+class SessionRegistry:
+    """Thread-safe map of live sessions; the GUI reads snapshots while the server thread mutates."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._sessions: dict[str, Session] = {}
+
+    def add(self, session: Session) -> None:
+        with self._lock:
+            self._sessions[session.id] = session
+
+    def remove(self, session_id: str) -> Session | None:
+        with self._lock:
+            return self._sessions.pop(session_id, None)
+
+    def get(self, session_id: str) -> Session | None:
+        with self._lock:
+            return self._sessions.get(session_id)
+
+    def subscribe(self, session_id: str, uri: str) -> bool:
+        """Record a subscription; False when the session is unknown or already holds it."""
+        with self._lock:
+            session = self._sessions.get(session_id)
+            if session is None or uri in session.subscriptions:
+                return False
+            session.subscriptions.add(uri)
+            return True
+
+    def unsubscribe(self, session_id: str, uri: str) -> bool:
+        with self._lock:
+            session = self._sessions.get(session_id)
+            if session is None or uri not in session.subscriptions:
+                return False
+            session.subscriptions.discard(uri)
+            return True
+
+    def subscribers(self, uri: str) -> list[Session]:
+        with self._lock:
+            return [s for s in self._sessions.values() if uri in s.subscriptions]
+
+    def list_listeners(self) -> list[Session]:
+        with self._lock:
+            return [s for s in self._sessions.values() if s.wants_list_changed]
+
+    def all(self) -> list[Session]:
+        with self._lock:
+            return list(self._sessions.values())
+
+    def subscribed_uris(self) -> set[str]:
+        with self._lock:
+            return {uri for s in self._sessions.values() for uri in s.subscriptions}
+
+    def infos(self) -> list[SessionInfo]:
+        with self._lock:
+            return [s.info() for s in self._sessions.values()]
+
+    def clear(self) -> list[Session]:
+        with self._lock:
+            gone = list(self._sessions.values())
+            self._sessions.clear()
+            return gone
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._sessions)
