@@ -1,0 +1,474 @@
+"""The open project as an undoable document: every edit is a QUndoCommand, views listen to its signals."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtGui import QUndoCommand, QUndoStack
+
+from resources_qt.errors import ValidationError
+from resources_qt.project import Project, ResourceSpec, ServerSettings, load_project, save_project
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["ProjectDocument", "check_source", "copy_spec"]
+
+MERGE_WINDOW_S = 2.0
+"""Edits of one resource closer together than this become one undo step."""
+
+_UPDATE_ID = 1001
+_PRELUDE_ID = 1002
+
+_DIRECT_READER = '''def read(uri, params):
+    # Return str, bytes, JSON-able data or ResourceContent.
+    return f"Hello from {uri}"
+'''
+
+_TEMPLATE_READER = '''def read(uri, params):
+    # params holds the template variables extracted from the URI.
+    return {"uri": uri, "params": params}
+'''
+
+
+def copy_spec(spec: ResourceSpec) -> ResourceSpec:
+    """A detached copy: lists and dicts are not shared with the original."""
+    return replace(
+        spec,
+        icons=list(spec.icons),
+        samples=list(spec.samples),
+        completions={key: list(values) for key, values in spec.completions.items()},
+    )
+
+
+def check_source(source: str, *, filename: str = "<reader>") -> tuple[int, int, str] | None:
+    """Compile-only check of a snippet: (line, column, message) of the first error, or None.
+
+    Uses the snippet runtime's `check_snippet` so the studio reports exactly
+    what the server would; falls back to `compile()` while that module is absent.
+    """
+    if not source.strip():
+        return None
+    try:
+        from resources_qt.snippets import check_snippet  # noqa: PLC0415 - optional until it lands
+    except ImportError:
+        check_snippet = None
+    if check_snippet is not None:
+        diagnostic = check_snippet(source, filename=filename)
+        if diagnostic is None:
+            return None
+        return int(diagnostic.line or 1), int(diagnostic.column or 0), str(diagnostic.message)
+    try:
+        compile(source, filename, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        return int(exc.lineno or 1), int(exc.offset or 0), str(exc.msg)
+    except ValueError as exc:  # e.g. NUL bytes
+        return 1, 0, str(exc)
+    return None
+
+
+class _UpdateResource(QUndoCommand):
+    def __init__(self, document: ProjectDocument, old_name: str, before: ResourceSpec, after: ResourceSpec) -> None:
+        super().__init__(f"Edit {after.name or old_name}")
+        self._document = document
+        self._before = before
+        self._after = after
+        self._stamp = time.monotonic()
+
+    def id(self) -> int:
+        return _UPDATE_ID
+
+    def mergeWith(self, other: QUndoCommand) -> bool:
+        if not isinstance(other, _UpdateResource) or other._before.name != self._after.name:
+            return False
+        if other._stamp - self._stamp > MERGE_WINDOW_S:
+            return False
+        self._after = other._after
+        self._stamp = other._stamp
+        self.setText(f"Edit {self._after.name}")
+        return True
+
+    def redo(self) -> None:
+        self._document._replace(self._before.name, self._after)
+
+    def undo(self) -> None:
+        self._document._replace(self._after.name, self._before)
+
+
+class _InsertResource(QUndoCommand):
+    """Adds `spec` at `index` (redo) and removes it (undo); `remove=True` swaps the two."""
+
+    def __init__(self, document: ProjectDocument, index: int, spec: ResourceSpec, *, remove: bool, text: str) -> None:
+        super().__init__(text)
+        self._document = document
+        self._index = index
+        self._spec = spec
+        self._remove = remove
+
+    def redo(self) -> None:
+        if self._remove:
+            self._document._take(self._spec.name)
+        else:
+            self._document._insert(self._index, self._spec)
+
+    def undo(self) -> None:
+        if self._remove:
+            self._document._insert(self._index, self._spec)
+        else:
+            self._document._take(self._spec.name)
+
+
+class _SetPrelude(QUndoCommand):
+    def __init__(self, document: ProjectDocument, before: str, after: str) -> None:
+        super().__init__("Edit prelude")
+        self._document = document
+        self._before = before
+        self._after = after
+        self._stamp = time.monotonic()
+
+    def id(self) -> int:
+        return _PRELUDE_ID
+
+    def mergeWith(self, other: QUndoCommand) -> bool:
+        if not isinstance(other, _SetPrelude) or other._stamp - self._stamp > MERGE_WINDOW_S:
+            return False
+        self._after = other._after
+        self._stamp = other._stamp
+        return True
+
+    def redo(self) -> None:
+        self._document._apply_prelude(self._after)
+
+    def undo(self) -> None:
+        self._document._apply_prelude(self._before)
+
+
+class _SetSettings(QUndoCommand):
+    def __init__(self, document: ProjectDocument, before: ServerSettings, after: ServerSettings) -> None:
+        super().__init__("Change server settings")
+        self._document = document
+        self._before = before
+        self._after = after
+
+    def redo(self) -> None:
+        self._document._apply_settings(self._after)
+
+    def undo(self) -> None:
+        self._document._apply_settings(self._before)
+
+
+class ProjectDocument(QObject):
+    """One open project: the `Project`, its undo stack, its file and whether it is saved.
+
+    The document may hold invalid specs, so that the user's work is kept and
+    saved; `errors(name)` says what is wrong, and only specs without errors
+    should reach the server.
+
+    Signals:
+        project_reset(): a different project was loaded or created; re-read everything.
+        resource_added(str name)
+        resource_removed(str name)
+        resource_changed(str old_name, str new_name): a spec was edited (possibly renamed).
+        prelude_changed()
+        settings_changed()
+        dirty_changed(bool dirty)
+        path_changed(str path): "" when the project has no file yet.
+    """
+
+    project_reset = Signal()
+    resource_added = Signal(str)
+    resource_removed = Signal(str)
+    resource_changed = Signal(str, str)
+    prelude_changed = Signal()
+    settings_changed = Signal()
+    dirty_changed = Signal(bool)
+    path_changed = Signal(str)
+
+    def __init__(self, project: Project | None = None, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.undo_stack = QUndoStack(self)
+        self._project = Project()
+        self._path: Path | None = None
+        self._by_name: dict[str, ResourceSpec] = {}
+        self._check_cache: dict[str, list[str]] = {}
+        self._names_by_key: dict[str, list[str]] | None = None
+        self._forced_dirty = False
+        self._was_dirty = False
+        self.undo_stack.cleanChanged.connect(self._on_clean_changed)
+        if project is not None:
+            self.set_project(project, project.path)
+
+    # -- state ---------------------------------------------------------------
+
+    @property
+    def project(self) -> Project:
+        """The live project; edit it only through the document's methods."""
+        return self._project
+
+    @property
+    def path(self) -> Path | None:
+        return self._path
+
+    @property
+    def is_dirty(self) -> bool:
+        return self._forced_dirty or not self.undo_stack.isClean()
+
+    def names(self) -> list[str]:
+        """Resource names in project order."""
+        return [spec.name for spec in self._project.resources]
+
+    def spec(self, name: str) -> ResourceSpec | None:
+        """A copy of the named spec (edit it and pass it to `update_resource`), or None."""
+        spec = self._by_name.get(name)
+        return copy_spec(spec) if spec is not None else None
+
+    def peek(self, name: str) -> ResourceSpec | None:
+        """The stored spec itself, for read-only use by views that ask often (do not mutate)."""
+        return self._by_name.get(name)
+
+    def index_of(self, name: str) -> int:
+        """Position of the named resource in the project, -1 when absent."""
+        for index, spec in enumerate(self._project.resources):
+            if spec.name == name:
+                return index
+        return -1
+
+    def errors(self, name: str) -> list[str]:
+        """What keeps the resource from being served: validation, duplicates and snippet compile errors."""
+        spec = self._by_name.get(name)
+        if spec is None:
+            return []
+        cached = self._check_cache.get(name)
+        if cached is None:
+            cached = self._check(spec)
+            self._check_cache[name] = cached
+        duplicates = [other for other in self._key_index().get(spec.key, []) if other != name] if spec.key else []
+        if duplicates:
+            return [*cached, f"{spec.key!r} is also declared by {', '.join(repr(n) for n in duplicates)}"]
+        return list(cached)
+
+    def is_valid(self, name: str) -> bool:
+        return name in self._by_name and not self.errors(name)
+
+    # -- whole-project operations (not undoable) -----------------------------
+
+    def new_project(self) -> None:
+        self.set_project(Project(), None)
+
+    def load(self, path: str | Path) -> None:
+        """Open a project file; raises `ProjectError` and keeps the current project on failure."""
+        project = load_project(path)
+        self.set_project(project, Path(path))
+
+    def save(self, path: str | Path | None = None) -> Path:
+        """Write the project atomically; without `path`, to its current file."""
+        target = Path(path) if path is not None else self._path
+        if target is None:
+            raise ValidationError("The project has no file name yet; give a path to save it to")
+        written = save_project(self._project, target)
+        self._forced_dirty = False
+        self.undo_stack.setClean()
+        self._set_path(written)
+        self._emit_dirty()
+        return written
+
+    def set_project(self, project: Project, path: str | Path | None = None, dirty: bool = False) -> None:
+        """Replace the whole project (clears undo history)."""
+        self.undo_stack.clear()
+        self._project = project
+        self._by_name = {spec.name: spec for spec in project.resources}
+        self._invalidate()
+        self._forced_dirty = dirty
+        self.project_reset.emit()
+        self._set_path(Path(path) if path is not None else None)
+        self._emit_dirty()
+
+    # -- undoable edits ------------------------------------------------------
+
+    def add_resource(self, *, template: bool) -> str:
+        """Add a fresh, valid starter resource (a direct one or a template); returns its name."""
+        name = self._unique_name("resource")
+        if template:
+            uri_template = self._unique_key(f"example://{name}/{{id}}")
+            spec = ResourceSpec(
+                name=name,
+                uri_template=uri_template,
+                mime_type="application/json",
+                samples=[uri_template.replace("{id}", "1")],
+                reader=_TEMPLATE_READER,
+            )
+        else:
+            spec = ResourceSpec(
+                name=name, uri=self._unique_key(f"example://{name}"), mime_type="text/plain", reader=_DIRECT_READER
+            )
+        self.undo_stack.push(
+            _InsertResource(self, len(self._project.resources), spec, remove=False, text=f"Add {name}")
+        )
+        return name
+
+    def duplicate_resource(self, name: str) -> str:
+        """Copy a resource under a new name and address, right after the original; returns the new name."""
+        original = self._require(name)
+        dup = copy_spec(original)
+        dup.name = self._unique_name(f"{name}_copy", bare=True)
+        if original.uri_template:
+            brace = original.uri_template.find("{")
+            prefix, rest = original.uri_template[:brace], original.uri_template[brace:]
+            dup.uri_template = self._unique_key(prefix.rstrip("/") + "-copy/" + rest)
+            dup.samples = []
+        elif original.uri:
+            dup.uri = self._unique_key(original.uri + "-copy")
+            dup.samples = []
+        index = self.index_of(name) + 1
+        self.undo_stack.push(_InsertResource(self, index, dup, remove=False, text=f"Duplicate {name}"))
+        return dup.name
+
+    def remove_resource(self, name: str) -> None:
+        spec = self._require(name)
+        self.undo_stack.push(
+            _InsertResource(self, self.index_of(name), copy_spec(spec), remove=True, text=f"Delete {name}")
+        )
+
+    def update_resource(self, name: str, spec: ResourceSpec) -> None:
+        """Replace the named spec (a rename is allowed when the new name is free).
+
+        Rapid edits of the same resource merge into one undo step.
+
+        Raises:
+            KeyError: no resource is called `name`.
+            ValueError: the new name is empty or taken by another resource.
+        """
+        before = self._require(name)
+        if spec.name != name:
+            if not spec.name:
+                raise ValueError("Resource name must not be empty")
+            if spec.name in self._by_name:
+                raise ValueError(f"Another resource is already named {spec.name!r}")
+        after = copy_spec(spec)
+        if after == before:
+            return
+        self.undo_stack.push(_UpdateResource(self, name, copy_spec(before), after))
+
+    def set_prelude(self, source: str) -> None:
+        if source != self._project.prelude:
+            self.undo_stack.push(_SetPrelude(self, self._project.prelude, source))
+
+    def set_server_settings(self, settings: ServerSettings) -> None:
+        if settings != self._project.server:
+            self.undo_stack.push(_SetSettings(self, replace(self._project.server), replace(settings)))
+
+    # -- primitives used by the commands -------------------------------------
+
+    def _insert(self, index: int, spec: ResourceSpec) -> None:
+        stored = copy_spec(spec)
+        self._project.resources.insert(index, stored)
+        self._by_name[stored.name] = stored
+        self._invalidate(stored.name)
+        self.resource_added.emit(stored.name)
+
+    def _take(self, name: str) -> None:
+        spec = self._by_name.pop(name)
+        self._project.resources.remove(spec)
+        self._invalidate(name)
+        self.resource_removed.emit(name)
+
+    def _replace(self, old_name: str, spec: ResourceSpec) -> None:
+        current = self._by_name.pop(old_name)
+        index = self._project.resources.index(current)
+        stored = copy_spec(spec)
+        self._project.resources[index] = stored
+        self._by_name[stored.name] = stored
+        self._invalidate(old_name, stored.name)
+        self.resource_changed.emit(old_name, stored.name)
+
+    def _apply_prelude(self, source: str) -> None:
+        self._project.prelude = source
+        self.prelude_changed.emit()
+
+    def _apply_settings(self, settings: ServerSettings) -> None:
+        self._project.server = replace(settings)
+        self.settings_changed.emit()
+
+    # -- helpers -------------------------------------------------------------
+
+    def _require(self, name: str) -> ResourceSpec:
+        spec = self._by_name.get(name)
+        if spec is None:
+            raise KeyError(f"No resource named {name!r}")
+        return spec
+
+    def _unique_name(self, base: str, *, bare: bool = False) -> str:
+        if bare and base not in self._by_name:
+            return base
+        counter = 2 if bare else 1
+        while f"{base}_{counter}" in self._by_name:
+            counter += 1
+        return f"{base}_{counter}"
+
+    def _unique_key(self, key: str) -> str:
+        keys = self._key_index()
+        if key not in keys:
+            return key
+        counter = 2
+        while True:
+            if "{" in key:
+                brace = key.find("{")
+                candidate = f"{key[:brace].rstrip('/')}-{counter}/{key[brace:]}"
+            else:
+                candidate = f"{key}-{counter}"
+            if candidate not in keys:
+                return candidate
+            counter += 1
+
+    def _key_index(self) -> dict[str, list[str]]:
+        if self._names_by_key is None:
+            index: dict[str, list[str]] = {}
+            for spec in self._project.resources:
+                if spec.key:
+                    index.setdefault(spec.key, []).append(spec.name)
+            self._names_by_key = index
+        return self._names_by_key
+
+    def _invalidate(self, *names: str) -> None:
+        self._names_by_key = None
+        if names:
+            for name in names:
+                self._check_cache.pop(name, None)
+        else:
+            self._check_cache.clear()
+
+    @staticmethod
+    def _check(spec: ResourceSpec) -> list[str]:
+        problems: list[str] = []
+        try:
+            spec.validate()
+        except ValidationError as exc:
+            problems.append(exc.message)
+        for label, source in (("Reader", spec.reader), ("Completion", spec.complete)):
+            found = check_source(source, filename=f"<{label.lower()}>")
+            if found is not None:
+                line, _column, message = found
+                problems.append(f"{label} snippet, line {line}: {message}")
+        if not spec.reader.strip():
+            problems.append("The resource has no reader snippet")
+        return problems
+
+    def _set_path(self, path: Path | None) -> None:
+        if path != self._path:
+            self._path = path
+            self._project.path = path
+            self.path_changed.emit(str(path) if path is not None else "")
+
+    @Slot(bool)
+    def _on_clean_changed(self, _clean: bool) -> None:
+        self._emit_dirty()
+
+    def _emit_dirty(self) -> None:
+        dirty = self.is_dirty
+        if dirty != self._was_dirty:
+            self._was_dirty = dirty
+            self.dirty_changed.emit(dirty)
+

@@ -1,0 +1,186 @@
+"""Item model of one catalogue list (direct resources or templates) over the project document."""
+
+from __future__ import annotations
+
+import logging
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Slot
+from PySide6.QtGui import QBrush, QColor, QIcon
+from PySide6.QtWidgets import QStyle
+
+from studio.document import ProjectDocument
+from studio.widgets import studio_icon
+from studio.widgets.icons_table import thumbnail
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["ERRORS_ROLE", "FILTER_ROLE", "NAME_ROLE", "CatalogueModel"]
+
+NAME_ROLE = Qt.ItemDataRole.UserRole + 1
+ERRORS_ROLE = Qt.ItemDataRole.UserRole + 2
+FILTER_ROLE = Qt.ItemDataRole.UserRole + 3
+"""Text the filter box matches: name, title, address and MIME type."""
+
+NAME_COLUMN, MIME_COLUMN = 0, 1
+
+_ERROR_COLOR = QColor("#c62828")
+_Index = QModelIndex | QPersistentModelIndex
+
+
+class CatalogueModel(QAbstractTableModel):
+    """Rows are the document's resources of one kind, in project order; columns are name and MIME type.
+
+    Rows hold only names; everything else is read from the document when a
+    view asks, and errors are computed (and cached by the document) only for
+    rows that are painted, so 10,000 entries cost little.
+    """
+
+    def __init__(self, document: ProjectDocument, *, templates: bool, parent=None) -> None:  # noqa: ANN001
+        super().__init__(parent)
+        self._document = document
+        self._templates = templates
+        self._names: list[str] = []
+        self._icon_cache: dict[str, QIcon | None] = {}
+        self._kind_icon = (
+            studio_icon("template", QStyle.StandardPixmap.SP_FileDialogDetailedView)
+            if templates
+            else studio_icon("resource", QStyle.StandardPixmap.SP_FileIcon)
+        )
+        self._error_icon = studio_icon("error", QStyle.StandardPixmap.SP_MessageBoxCritical)
+        document.project_reset.connect(self._on_project_reset)
+        document.resource_added.connect(self._on_resource_added)
+        document.resource_removed.connect(self._on_resource_removed)
+        document.resource_changed.connect(self._on_resource_changed)
+        self._on_project_reset()
+
+    @property
+    def templates(self) -> bool:
+        return self._templates
+
+    def names(self) -> list[str]:
+        return list(self._names)
+
+    def row_of(self, name: str) -> int:
+        try:
+            return self._names.index(name)
+        except ValueError:
+            return -1
+
+    # -- Qt model API --------------------------------------------------------
+
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: N802, B008 - Qt signature
+        return 0 if parent.isValid() else len(self._names)
+
+    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: N802, B008 - Qt signature
+        return 0 if parent.isValid() else 2
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):  # noqa: N802, ANN201
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return ("Template" if self._templates else "Resource", "MIME type")[section]
+        return None
+
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole):  # noqa: ANN201
+        if not index.isValid() or index.row() >= len(self._names):
+            return None
+        name = self._names[index.row()]
+        spec = self._document.peek(name)
+        if spec is None:
+            return None
+        column = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            return name if column == NAME_COLUMN else spec.mime_type
+        if role == NAME_ROLE:
+            return name
+        if role == FILTER_ROLE:
+            return f"{name}\n{spec.title}\n{spec.key}\n{spec.mime_type}"
+        if role == ERRORS_ROLE:
+            return self._document.errors(name)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            errors = self._document.errors(name)
+            if errors:
+                return "\n".join(errors)
+            return f"{spec.title or name}\n{spec.key}"
+        if column == NAME_COLUMN and role == Qt.ItemDataRole.DecorationRole:
+            if self._document.errors(name):
+                return self._error_icon
+            return self._resource_icon(spec.icons[0].src if spec.icons else "") or self._kind_icon
+        if role == Qt.ItemDataRole.ForegroundRole:
+            if column == NAME_COLUMN and self._document.errors(name):
+                return QBrush(_ERROR_COLOR)
+            if column == MIME_COLUMN:
+                return QBrush(QColor("#707070"))
+        return None
+
+    def _resource_icon(self, src: str) -> QIcon | None:
+        if not src:
+            return None
+        if src not in self._icon_cache:
+            path = self._document.path
+            self._icon_cache[src] = thumbnail(src, str(path.parent) if path else "", 16)
+        return self._icon_cache[src]
+
+    # -- document signals ----------------------------------------------------
+
+    def _kind_matches(self, name: str) -> bool:
+        spec = self._document.peek(name)
+        return spec is not None and spec.is_template == self._templates
+
+    def _insert_position(self, name: str) -> int:
+        """Where `name` goes so rows keep project order."""
+        order = {n: i for i, n in enumerate(self._document.names())}
+        target = order.get(name, len(order))
+        for row, existing in enumerate(self._names):
+            if order.get(existing, -1) > target:
+                return row
+        return len(self._names)
+
+    def _insert(self, name: str) -> None:
+        row = self._insert_position(name)
+        self.beginInsertRows(QModelIndex(), row, row)
+        self._names.insert(row, name)
+        self.endInsertRows()
+
+    def _remove_row(self, row: int) -> None:
+        self.beginRemoveRows(QModelIndex(), row, row)
+        del self._names[row]
+        self.endRemoveRows()
+
+    def _refresh_all(self) -> None:
+        # An edit of one resource can add or clear a duplicate-address error on another.
+        if self._names:
+            self.dataChanged.emit(self.index(0, 0), self.index(len(self._names) - 1, 1))
+
+    @Slot()
+    def _on_project_reset(self) -> None:
+        self.beginResetModel()
+        self._icon_cache.clear()
+        self._names = [
+            spec.name for spec in self._document.project.resources if spec.is_template == self._templates
+        ]
+        self.endResetModel()
+
+    @Slot(str)
+    def _on_resource_added(self, name: str) -> None:
+        if self._kind_matches(name):
+            self._insert(name)
+        self._refresh_all()
+
+    @Slot(str)
+    def _on_resource_removed(self, name: str) -> None:
+        row = self.row_of(name)
+        if row >= 0:
+            self._remove_row(row)
+        self._refresh_all()
+
+    @Slot(str, str)
+    def _on_resource_changed(self, old_name: str, new_name: str) -> None:
+        row = self.row_of(old_name)
+        mine = self._kind_matches(new_name)
+        if row >= 0 and not mine:
+            self._remove_row(row)
+        elif row < 0 and mine:
+            self._insert(new_name)
+        elif row >= 0:
+            self._names[row] = new_name
+            self._icon_cache.clear()
+        self._refresh_all()
