@@ -1,0 +1,324 @@
+"""The server panel: start/stop HTTP, capabilities, sessions, notifications and client configurations."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from PySide6.QtCore import QModelIndex, Qt, Signal, Slot
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSizePolicy,
+    QSpinBox,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from studio.icons import icon
+from studio.widgets.client_config import ClientConfigView
+from studio.widgets.sessions_view import SessionsModel, SessionsView
+
+__all__ = ["ServerPanel"]
+
+
+class ServerPanel(QWidget):
+    """Controls for the live server; it only asks (signals) and shows (slots), the window wires the facade.
+
+    Signals:
+        start_requested(str host, int port, str token): the user pressed Start ("" token: none).
+        stop_requested(): the user pressed Stop.
+        capabilities_changed(bool notifications, bool subscriptions): a capability switch flipped.
+        announce_edits_changed(bool): the "announce edits" switch flipped.
+        list_changed_requested(): send notifications/resources/list_changed to every session.
+        updated_requested(str uri): send notifications/resources/updated to every subscriber of uri.
+        session_updated_requested(str session_id, str uri): the same, to the selected session only.
+        url_copied(str): the server URL went to the clipboard.
+    """
+
+    start_requested = Signal(str, int, str)
+    stop_requested = Signal()
+    capabilities_changed = Signal(bool, bool)
+    announce_edits_changed = Signal(bool)
+    list_changed_requested = Signal()
+    updated_requested = Signal(str)
+    session_updated_requested = Signal(str, str)
+    url_copied = Signal(str)
+
+    def __init__(self, sessions: SessionsModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("serverPanel")
+        self._sessions = sessions
+        self._running = False
+        self._busy = False
+        self._url = ""
+        self._direct_uris: list[str] = []
+
+        # -- HTTP --------------------------------------------------------------------
+        self.host_edit = QLineEdit("127.0.0.1", objectName="httpHost")
+        self.host_edit.setToolTip("Address to listen on; a non-loopback address requires a token")
+        self.port_spin = QSpinBox(objectName="httpPort")
+        self.port_spin.setRange(0, 65535)
+        self.port_spin.setValue(8765)
+        self.port_spin.setSpecialValueText("any free")
+        self.port_spin.setToolTip("TCP port (0: pick any free port)")
+        self.token_edit = QLineEdit(objectName="httpToken")
+        self.token_edit.setEchoMode(QLineEdit.EchoMode.Password)
+        self.token_edit.setPlaceholderText("optional bearer token")
+        self.token_edit.setToolTip("When set, clients must send 'Authorization: Bearer <token>'")
+        self.start_button = QPushButton(objectName="startHttpButton")
+        self.start_button.setToolTip("Start serving the project over Streamable HTTP (F5)")
+        self.url_label = QLabel("Not serving", objectName="serverUrl")
+        self.url_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.url_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.copy_url_button = QToolButton(objectName="copyUrlButton")
+        self.copy_url_button.setIcon(icon("copy"))
+        self.copy_url_button.setToolTip("Copy the server URL")
+        self.copy_url_button.setAutoRaise(True)
+
+        endpoint = QHBoxLayout()
+        endpoint.addWidget(self.host_edit, 3)
+        endpoint.addWidget(QLabel(":"))
+        endpoint.addWidget(self.port_spin, 2)
+        url_row = QHBoxLayout()
+        url_row.addWidget(self.start_button)
+        url_row.addWidget(self.url_label, 1)
+        url_row.addWidget(self.copy_url_button)
+        http_form = QFormLayout()
+        http_form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        http_form.addRow("Address", endpoint)
+        http_form.addRow("Token", self.token_edit)
+        http_box = QGroupBox("Streamable HTTP")
+        http_layout = QVBoxLayout(http_box)
+        http_layout.addLayout(http_form)
+        http_layout.addLayout(url_row)
+
+        # -- capabilities --------------------------------------------------------------
+        self.notifications_check = QCheckBox("Notifications", objectName="notificationsSwitch")
+        self.notifications_check.setToolTip("Advertise resources.listChanged (fixed while the server runs)")
+        self.subscriptions_check = QCheckBox("Subscriptions", objectName="subscriptionsSwitch")
+        self.subscriptions_check.setToolTip("Advertise resources.subscribe (fixed while the server runs)")
+        self.announce_check = QCheckBox("Announce edits", objectName="announceEditsSwitch")
+        self.announce_check.setToolTip(
+            "Send 'updated' to subscribers of an edited resource and 'list_changed' when the catalogue\n"
+            "changes, as soon as the edit is applied"
+        )
+        caps = QHBoxLayout()
+        for check in (self.notifications_check, self.subscriptions_check, self.announce_check):
+            caps.addWidget(check)
+        caps.addStretch(1)
+
+        # -- sessions --------------------------------------------------------------------
+        self.sessions_view = SessionsView(sessions)
+        self.sessions_view.setMinimumHeight(90)
+        sessions_box = QGroupBox("Sessions")
+        sessions_layout = QVBoxLayout(sessions_box)
+        sessions_layout.addWidget(self.sessions_view)
+
+        # -- notifications ---------------------------------------------------------------------
+        self.notify_uri = QComboBox(objectName="notifyUri")
+        self.notify_uri.setEditable(True)
+        self.notify_uri.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        self.notify_uri.lineEdit().setPlaceholderText("URI to announce as updated")
+        self.notify_uri.setToolTip("A resource URI: the direct resources and every subscribed URI are listed")
+        self.notify_uri.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.notify_uri.setMinimumContentsLength(16)
+        self.notify_updated_button = QPushButton(icon("notify-updated"), "Updated", objectName="notifyUpdatedButton")
+        self.notify_updated_button.setToolTip("Send notifications/resources/updated for the URI to every subscriber")
+        self.notify_session_button = QPushButton(icon("notify-updated"), "To selected",
+                                                 objectName="notifySessionButton")  # fmt: skip
+        self.notify_session_button.setToolTip("Send notifications/resources/updated to the selected session only")
+        self.notify_list_button = QPushButton(icon("notify-list-changed"), "List changed",
+                                              objectName="notifyListChangedButton")  # fmt: skip
+        self.notify_list_button.setToolTip(
+            "Send notifications/resources/list_changed to every session (Ctrl+Shift+L)"
+        )
+        self.notify_result = QLabel(objectName="notifyResult")
+        self.notify_result.setWordWrap(True)
+        self.notify_result.setStyleSheet("color: palette(placeholder-text);")
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.notify_updated_button)
+        buttons.addWidget(self.notify_session_button)
+        buttons.addWidget(self.notify_list_button)
+        notify_box = QGroupBox("Notify clients")
+        notify_layout = QVBoxLayout(notify_box)
+        notify_layout.addWidget(self.notify_uri)
+        notify_layout.addLayout(buttons)
+        notify_layout.addWidget(self.notify_result)
+
+        # -- client configurations ---------------------------------------------------------
+        self.client_config = ClientConfigView()
+        self.client_config.setMinimumHeight(120)
+        config_box = QGroupBox("Client configuration")
+        config_layout = QVBoxLayout(config_box)
+        config_layout.addWidget(self.client_config)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(http_box)
+        layout.addLayout(caps)
+        layout.addWidget(sessions_box, 2)
+        layout.addWidget(notify_box)
+        layout.addWidget(config_box, 1)
+
+        self.start_button.clicked.connect(self._on_start_clicked)
+        self.copy_url_button.clicked.connect(self._on_copy_url_clicked)
+        self.notifications_check.toggled.connect(self._on_capability_toggled)
+        self.subscriptions_check.toggled.connect(self._on_capability_toggled)
+        self.announce_check.toggled.connect(self.announce_edits_changed)
+        self.notify_updated_button.clicked.connect(self._on_notify_updated_clicked)
+        self.notify_session_button.clicked.connect(self._on_notify_session_clicked)
+        self.notify_list_button.clicked.connect(self.list_changed_requested)
+        self.notify_uri.editTextChanged.connect(self._on_notify_uri_edited)
+        self.sessions_view.session_selected.connect(self._on_session_selected)
+        sessions.subscriptions_changed.connect(self._on_subscriptions_changed)
+        sessions.rowsRemoved.connect(self._on_sessions_removed)
+        self._update_enabled()
+
+    # -- state in (called by the window) -------------------------------------------------
+
+    @property
+    def is_running(self) -> bool:
+        return self._running
+
+    @property
+    def url(self) -> str:
+        return self._url
+
+    def set_capabilities(self, notifications: bool, subscriptions: bool) -> None:
+        for check, value in ((self.notifications_check, notifications), (self.subscriptions_check, subscriptions)):
+            check.blockSignals(True)
+            check.setChecked(value)
+            check.blockSignals(False)
+        self._update_enabled()
+
+    def set_announce_edits(self, value: bool) -> None:
+        self.announce_check.blockSignals(True)
+        self.announce_check.setChecked(value)
+        self.announce_check.blockSignals(False)
+
+    def set_endpoint(self, host: str, port: int) -> None:
+        self.host_edit.setText(host)
+        self.port_spin.setValue(port)
+
+    def set_busy(self) -> None:
+        """Between asking the facade to start/stop and hearing back."""
+        self._busy = True
+        self._update_enabled()
+
+    def set_running(self, url: str) -> None:
+        self._running, self._busy, self._url = True, False, url
+        self.url_label.setText(url if url.startswith("http") else f"serving over {url}")
+        self.url_label.setToolTip(url)
+        self._update_enabled()
+
+    def set_stopped(self, message: str = "") -> None:
+        self._running, self._busy, self._url = False, False, ""
+        self.url_label.setText(message or "Not serving")
+        self.url_label.setToolTip(message)
+        self._update_enabled()
+
+    def set_direct_uris(self, uris: Iterable[str]) -> None:
+        """The direct resources' URIs offered in `notifyUri` (subscribed URIs come from the sessions)."""
+        self._direct_uris = list(uris)
+        self._refill_notify_uris()
+
+    def show_notification_result(self, method: str, uri: str, recipients: int) -> None:
+        short = method.rsplit("/", 1)[-1]
+        target = f" for {uri}" if uri else ""
+        people = "1 recipient" if recipients == 1 else f"{recipients} recipients"
+        self.notify_result.setText(f"Sent {short}{target} to {people}")
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _refill_notify_uris(self) -> None:
+        text = self.notify_uri.currentText()
+        subscribed = self._sessions.subscribed_uris()
+        items = subscribed + [uri for uri in self._direct_uris if uri not in subscribed]
+        self.notify_uri.blockSignals(True)
+        self.notify_uri.clear()
+        for uri in items:
+            self.notify_uri.addItem(icon("notify-updated") if uri in subscribed else icon("resource"), uri)
+        self.notify_uri.setEditText(text or (items[0] if items else ""))
+        self.notify_uri.blockSignals(False)
+        self._update_enabled()
+
+    @Slot()
+    def _update_enabled(self) -> None:
+        stopped = not self._running and not self._busy
+        self.start_button.setEnabled(not self._busy)
+        self.start_button.setText("Stop" if self._running else "Start")
+        self.start_button.setIcon(icon("stop-server" if self._running else "start-server"))
+        self.start_button.setToolTip(
+            "Stop the server (F5)" if self._running else "Start serving the project over Streamable HTTP (F5)"
+        )
+        for widget in (self.host_edit, self.port_spin, self.token_edit,
+                       self.notifications_check, self.subscriptions_check):  # fmt: skip
+            widget.setEnabled(stopped)
+        self.copy_url_button.setEnabled(self._running and self._url.startswith("http"))
+        has_uri = bool(self.notify_uri.currentText().strip())
+        subscriptions = self.subscriptions_check.isChecked()
+        self.notify_updated_button.setEnabled(self._running and subscriptions and has_uri)
+        self.notify_session_button.setEnabled(
+            self._running and subscriptions and has_uri and bool(self.sessions_view.selected_session_id())
+        )
+        self.notify_list_button.setEnabled(self._running and self.notifications_check.isChecked())
+
+    @Slot()
+    def _on_start_clicked(self) -> None:
+        if self._running:
+            self.stop_requested.emit()
+        else:
+            self.start_requested.emit(self.host_edit.text().strip() or "127.0.0.1", self.port_spin.value(),
+                                      self.token_edit.text().strip())  # fmt: skip
+
+    @Slot()
+    def _on_copy_url_clicked(self) -> None:
+        if self._url:
+            QGuiApplication.clipboard().setText(self._url)
+            self.url_copied.emit(self._url)
+
+    @Slot(bool)
+    def _on_capability_toggled(self, _checked: bool) -> None:
+        self._update_enabled()
+        self.capabilities_changed.emit(self.notifications_check.isChecked(), self.subscriptions_check.isChecked())
+
+    @Slot()
+    def _on_notify_updated_clicked(self) -> None:
+        uri = self.notify_uri.currentText().strip()
+        if uri:
+            self.updated_requested.emit(uri)
+
+    @Slot()
+    def _on_notify_session_clicked(self) -> None:
+        uri = self.notify_uri.currentText().strip()
+        session = self.sessions_view.selected_session_id()
+        if uri and session:
+            self.session_updated_requested.emit(session, uri)
+
+    @Slot(str)
+    def _on_notify_uri_edited(self, _text: str) -> None:
+        self._update_enabled()
+
+    @Slot(str)
+    def _on_session_selected(self, session_id: str) -> None:
+        row = self._sessions.session(session_id) if session_id else None
+        subscriptions = row.subscriptions if row is not None else set()
+        if subscriptions and self.notify_uri.currentText() not in subscriptions:
+            self.notify_uri.setEditText(sorted(subscriptions)[0])
+        self._update_enabled()
+
+    @Slot(QModelIndex, int, int)
+    def _on_sessions_removed(self, _parent: QModelIndex, _first: int, _last: int) -> None:
+        self._update_enabled()
+
+    @Slot()
+    def _on_subscriptions_changed(self) -> None:
+        self._refill_notify_uris()

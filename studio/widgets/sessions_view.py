@@ -1,0 +1,202 @@
+"""The live table of connected MCP sessions: client, protocol version, transport, subscriptions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QItemSelection,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+    Signal,
+    Slot,
+)
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
+
+__all__ = ["SessionRow", "SessionsModel", "SessionsView"]
+
+_HEADERS = ("Client", "Protocol", "Transport", "Connected", "Subscriptions")
+
+
+@dataclass
+class SessionRow:
+    """What the table shows of one session; subscriptions change while it is connected."""
+
+    id: str
+    client: str
+    protocol_version: str
+    transport: str
+    connected_at: datetime | None
+    subscriptions: set[str] = field(default_factory=set)
+
+    @classmethod
+    def from_info(cls, info: Any) -> SessionRow:
+        """From the facade's `SessionInfo` record."""
+        name = getattr(info, "client_name", "") or "unknown client"
+        version = getattr(info, "client_version", "")
+        kind = getattr(info, "kind", "session")
+        transport = getattr(info, "transport", "")
+        return cls(
+            id=str(info.id),
+            client=f"{name} {version}".strip(),
+            protocol_version=getattr(info, "protocol_version", "") or "",
+            transport=f"{transport} (listen)" if kind == "listen" else transport,
+            connected_at=getattr(info, "connected_at", None),
+            subscriptions=set(getattr(info, "subscriptions", ()) or ()),
+        )
+
+
+class SessionsModel(QAbstractTableModel):
+    """Sessions in order of connection, kept current from the facade's session signals.
+
+    Signals:
+        subscriptions_changed(): some session's subscriptions (or the set of sessions) changed.
+    """
+
+    subscriptions_changed = Signal()
+
+    SessionIdRole = Qt.ItemDataRole.UserRole + 1
+    COLUMN_SUBSCRIPTIONS = 4
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._rows: list[SessionRow] = []
+
+    def rows(self) -> list[SessionRow]:
+        return list(self._rows)
+
+    def session(self, session_id: str) -> SessionRow | None:
+        return next((row for row in self._rows if row.id == session_id), None)
+
+    def subscribed_uris(self) -> list[str]:
+        """Every URI some session subscribed to, sorted."""
+        return sorted({uri for row in self._rows for uri in row.subscriptions})
+
+    def _row_of(self, session_id: str) -> int:
+        return next((i for i, row in enumerate(self._rows) if row.id == session_id), -1)
+
+    def set_sessions(self, infos: list[Any]) -> None:
+        self.beginResetModel()
+        self._rows = [SessionRow.from_info(info) for info in infos]
+        self.endResetModel()
+        self.subscriptions_changed.emit()
+
+    def add_session(self, info: Any) -> None:
+        row = SessionRow.from_info(info)
+        index = self._row_of(row.id)
+        if index >= 0:  # a repeated announcement refreshes the row
+            self._rows[index] = row
+            self.dataChanged.emit(self.index(index, 0), self.index(index, len(_HEADERS) - 1))
+        else:
+            self.beginInsertRows(QModelIndex(), len(self._rows), len(self._rows))
+            self._rows.append(row)
+            self.endInsertRows()
+        self.subscriptions_changed.emit()
+
+    def remove_session(self, session_id: str) -> None:
+        index = self._row_of(session_id)
+        if index < 0:
+            return
+        self.beginRemoveRows(QModelIndex(), index, index)
+        del self._rows[index]
+        self.endRemoveRows()
+        self.subscriptions_changed.emit()
+
+    def clear(self) -> None:
+        self.set_sessions([])
+
+    def add_subscription(self, session_id: str, uri: str) -> None:
+        self._change_subscription(session_id, uri, add=True)
+
+    def remove_subscription(self, session_id: str, uri: str) -> None:
+        self._change_subscription(session_id, uri, add=False)
+
+    def _change_subscription(self, session_id: str, uri: str, *, add: bool) -> None:
+        index = self._row_of(session_id)
+        if index < 0:
+            return
+        subscriptions = self._rows[index].subscriptions
+        if add:
+            subscriptions.add(uri)
+        else:
+            subscriptions.discard(uri)
+        cell = self.index(index, self.COLUMN_SUBSCRIPTIONS)
+        self.dataChanged.emit(cell, cell)
+        self.subscriptions_changed.emit()
+
+    # -- Qt model API --------------------------------------------------------------------
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(_HEADERS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return _HEADERS[section]
+        return None
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or index.row() >= len(self._rows):
+            return None
+        row = self._rows[index.row()]
+        column = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            if column == 0:
+                return row.client
+            if column == 1:
+                return row.protocol_version
+            if column == 2:
+                return row.transport
+            if column == 3:
+                return row.connected_at.strftime("%H:%M:%S") if row.connected_at else ""
+            if column == self.COLUMN_SUBSCRIPTIONS:
+                return ", ".join(sorted(row.subscriptions)) if row.subscriptions else "—"
+        elif role == Qt.ItemDataRole.ToolTipRole:
+            subscriptions = "\n".join(sorted(row.subscriptions)) or "no subscriptions"
+            return f"Session {row.id}\n{row.client} · {row.transport} · {row.protocol_version}\n{subscriptions}"
+        elif role == self.SessionIdRole:
+            return row.id
+        return None
+
+
+class SessionsView(QTableView):
+    """The sessions table (`sessionsView`); one session can be selected for per-session sends.
+
+    Signals:
+        session_selected(str): the selected session changed ("" when none is selected).
+    """
+
+    session_selected = Signal(str)
+
+    def __init__(self, model: SessionsModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("sessionsView")
+        self.setModel(model)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setAlternatingRowColors(True)
+        self.verticalHeader().hide()
+        self.verticalHeader().setDefaultSectionSize(22)
+        header = self.horizontalHeader()
+        header.setStretchLastSection(True)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        for column, width in enumerate((120, 84, 64, 66)):
+            self.setColumnWidth(column, width)
+        self.setToolTip("Connected clients; select one to send it an update on its own")
+        self.selectionModel().selectionChanged.connect(self._on_selection_changed)
+
+    def selected_session_id(self) -> str:
+        rows = self.selectionModel().selectedRows()
+        return str(rows[0].data(SessionsModel.SessionIdRole)) if rows else ""
+
+    @Slot(QItemSelection, QItemSelection)
+    def _on_selection_changed(self, selected: QItemSelection, deselected: QItemSelection) -> None:
+        self.session_selected.emit(self.selected_session_id())
