@@ -221,12 +221,14 @@ class TrafficFilterModel(QSortFilterProxyModel):
         self._method = ""
 
     def set_session(self, session_id: str) -> None:
+        self.beginFilterChange()
         self._session = session_id or ALL_SESSIONS
-        self.invalidateRowsFilter()
+        self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
 
     def set_method(self, text: str) -> None:
+        self.beginFilterChange()
         self._method = text.strip().lower()
-        self.invalidateRowsFilter()
+        self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
 
     def is_filtering(self) -> bool:
         return self._session != ALL_SESSIONS or bool(self._method)

@@ -1,0 +1,121 @@
+"""The server panel asks for starts, stops and notifications, and follows the sessions it is shown."""
+
+from datetime import datetime
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
+
+from resources_qt.server.events import SessionInfo
+from studio.widgets.client_config import client_configurations, server_key
+from studio.widgets.server_panel import ServerPanel
+from studio.widgets.sessions_view import SessionsModel
+
+
+def session(session_id, *, client="inspector", subscriptions=()):
+    return SessionInfo(
+        id=session_id,
+        transport="http",
+        client_name=client,
+        client_version="1.2",
+        protocol_version="2025-11-25",
+        connected_at=datetime(2026, 1, 1, 9, 30, 5),
+        subscriptions=frozenset(subscriptions),
+    )
+
+
+@pytest.fixture
+def panel(qtbot):
+    model = SessionsModel()
+    widget = ServerPanel(model)
+    qtbot.addWidget(widget)
+    widget.set_capabilities(True, True)
+    return widget, model
+
+
+def test_start_button_asks_to_start_then_to_stop(panel, qtbot):
+    widget, _ = panel
+    widget.host_edit.setText("127.0.0.1")
+    widget.port_spin.setValue(0)
+    widget.token_edit.setText("s3cret")
+    with qtbot.waitSignal(widget.start_requested, timeout=1000) as started:
+        qtbot.mouseClick(widget.start_button, Qt.MouseButton.LeftButton)
+    assert started.args == ["127.0.0.1", 0, "s3cret"]
+    widget.set_running("http://127.0.0.1:5555/mcp")
+    assert widget.start_button.text() == "Stop"
+    assert not widget.port_spin.isEnabled() and not widget.subscriptions_check.isEnabled()
+    with qtbot.waitSignal(widget.stop_requested, timeout=1000):
+        qtbot.mouseClick(widget.start_button, Qt.MouseButton.LeftButton)
+    widget.set_stopped()
+    assert widget.start_button.text() == "Start" and widget.port_spin.isEnabled()
+
+
+def test_copy_url_puts_the_url_on_the_clipboard(panel, qtbot):
+    widget, _ = panel
+    widget.set_running("http://127.0.0.1:5555/mcp")
+    with qtbot.waitSignal(widget.url_copied, timeout=1000):
+        widget.copy_url_button.click()
+    assert QGuiApplication.clipboard().text() == "http://127.0.0.1:5555/mcp"
+
+
+def test_sessions_table_follows_sessions_and_subscriptions(panel):
+    widget, model = panel
+    model.add_session(session("s-1"))
+    model.add_session(session("s-2", client="claude", subscriptions={"docs://a"}))
+    assert model.rowCount() == 2
+    assert model.index(1, 0).data() == "claude 1.2"
+    assert model.index(1, 4).data() == "docs://a"
+    model.add_subscription("s-1", "docs://b")
+    assert model.index(0, 4).data() == "docs://b"
+    model.remove_subscription("s-1", "docs://b")
+    assert model.index(0, 4).data() == "—"
+    model.remove_session("s-1")
+    assert [row.id for row in model.rows()] == ["s-2"]
+
+
+def test_notify_uri_offers_subscribed_then_direct_uris(panel):
+    widget, model = panel
+    widget.set_direct_uris(["docs://readme", "docs://a"])
+    model.add_session(session("s-1", subscriptions={"docs://a", "tickets://7"}))
+    items = [widget.notify_uri.itemText(i) for i in range(widget.notify_uri.count())]
+    assert items == ["docs://a", "tickets://7", "docs://readme"]
+
+
+def test_notify_buttons_emit_requests_only_while_running(panel, qtbot):
+    widget, model = panel
+    model.add_session(session("s-1", subscriptions={"docs://a"}))
+    widget.notify_uri.setEditText("docs://a")
+    assert not widget.notify_updated_button.isEnabled()
+    widget.set_running("http://127.0.0.1:1/mcp")
+    with qtbot.waitSignal(widget.updated_requested, timeout=1000) as updated:
+        widget.notify_updated_button.click()
+    assert updated.args == ["docs://a"]
+    with qtbot.waitSignal(widget.list_changed_requested, timeout=1000):
+        widget.notify_list_button.click()
+    assert not widget.notify_session_button.isEnabled()
+    widget.sessions_view.selectRow(0)
+    with qtbot.waitSignal(widget.session_updated_requested, timeout=1000) as per_session:
+        widget.notify_session_button.click()
+    assert per_session.args == ["s-1", "docs://a"]
+    widget.show_notification_result("notifications/resources/updated", "docs://a", 1)
+    assert widget.notify_result.text() == "Sent updated for docs://a to 1 recipient"
+
+
+def test_capability_switches_report_changes(panel, qtbot):
+    widget, _ = panel
+    with qtbot.waitSignal(widget.capabilities_changed, timeout=1000) as changed:
+        widget.subscriptions_check.setChecked(False)
+    assert changed.args == [True, False]
+    assert not widget.notify_updated_button.isEnabled()
+
+
+def test_client_configurations_cover_http_and_stdio(tmp_path):
+    project = tmp_path / "desk.toml"
+    configs = client_configurations(
+        server_name="Support Desk", url="http://127.0.0.1:9/mcp", token="t0k", project_path=project
+    )
+    assert server_key("Support Desk") == "support-desk"
+    http = next(text for label, text in configs.items() if label.startswith("HTTP · mcpServers"))
+    assert '"url": "http://127.0.0.1:9/mcp"' in http and "Bearer t0k" in http
+    stdio = next(text for label, text in configs.items() if label.startswith("stdio · mcpServers"))
+    assert '"command": "resource-studio"' in stdio and str(project) in stdio and '"--stdio"' in stdio
