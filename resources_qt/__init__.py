@@ -1,5 +1,8 @@
 """Resource Studio's library: MCP resources, URI templates, project files and the server engine."""
 
+from importlib import import_module
+from typing import Any
+
 from resources_qt.collection import Match, Resources
 from resources_qt.content import ResourceContent, to_contents
 from resources_qt.errors import (
@@ -43,7 +46,6 @@ __all__ = [
 def __getattr__(name: str) -> object:
     # The engine pulls in uvicorn and starlette; load it only when asked for.
     if name == "ResourceServer":
-        from resources_qt.server import ResourceServer
-
-        return ResourceServer
+        server: Any = import_module("resources_qt.server")
+        return server.ResourceServer
     raise AttributeError(f"module 'resources_qt' has no attribute {name!r}")

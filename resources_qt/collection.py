@@ -35,10 +35,14 @@ class Match:
 class Resources:
     """An ordered, indexed collection of resources.
 
-    Direct resources are found by exact URI; templates through a prefix
-    index (see `resources_qt.templates`). Adding or removing an item calls
-    the change listeners; editing an item in place does not, as in the seed.
-    All methods are thread-safe.
+    Direct resources are found by exact URI, templates through a segment
+    trie (see `resources_qt.templates`). A read resolves a direct resource
+    first, so a direct resource always wins over a template that would also
+    match; among templates the most specific wins (longer literal prefix
+    before the first variable, then fewer variables, then registration
+    order). Adding or removing an item calls the change listeners; editing
+    an item in place or `replace()` does not, as in the seed. All methods
+    are thread-safe.
     """
 
     def __init__(self) -> None:
@@ -46,6 +50,7 @@ class Resources:
         self._items: list[Resource] = []
         self._by_name: dict[str, Resource] = {}
         self._by_uri: dict[str, Resource] = {}
+        self._by_template: dict[str, Resource] = {}
         self._templates: TemplateIndex[Resource] = TemplateIndex()
         self._dirty = False
         self._listeners: list[ChangeListener] = []
@@ -83,24 +88,34 @@ class Resources:
     def register_direct_resource(
         self, name: str, uri: str, description: str, mime_type: str, reader: Reader | None
     ) -> Resource:
-        """Declare a resource at one fixed URI; empty name/URI or no reader raise -32602."""
-        if not uri:
-            raise ValidationError("URI must not be empty")
-        return self._register(Resource(name=name, uri=uri, description=description, mime_type=mime_type), reader)
+        """Declare a resource at one fixed URI and return it.
+
+        Raises:
+            ValidationError: empty name or URI, no reader, or a name or URI
+                already in the collection (-32602).
+        """
+        if not isinstance(uri, str) or not uri.strip():
+            raise ValidationError(f"Resource {name!r}: URI must not be empty")
+        resource = Resource(name=name, uri=uri, description=description, mime_type=mime_type, reader=reader)
+        return self._register(resource)
 
     def register_template_resource(
         self, name: str, uri_template: str, description: str, mime_type: str, reader: Reader | None
     ) -> Resource:
-        """Declare a family of URIs; empty name/template or no reader raise -32602."""
-        if not uri_template:
-            raise ValidationError("URI template must not be empty")
-        resource = Resource(name=name, uri_template=uri_template, description=description, mime_type=mime_type)
-        return self._register(resource, reader)
+        """Declare a family of URIs and return it.
 
-    def _register(self, resource: Resource, reader: Reader | None) -> Resource:
-        if reader is None:
-            raise ValidationError(f"Resource {resource.name!r} has no reader")
-        resource.reader = reader
+        Raises:
+            ValidationError: empty name or template, an invalid template, no
+                reader, or a name or template already in the collection (-32602).
+        """
+        if not isinstance(uri_template, str) or not uri_template.strip():
+            raise ValidationError(f"Resource {name!r}: URI template must not be empty")
+        resource = Resource(
+            name=name, uri_template=uri_template, description=description, mime_type=mime_type, reader=reader
+        )
+        return self._register(resource)
+
+    def _register(self, resource: Resource) -> Resource:
         resource.validate()
         self._insert(resource)
         return resource
@@ -114,6 +129,7 @@ class Resources:
 
     def _insert(self, resource: Resource) -> None:
         with self._lock:
+            self._fresh()
             self._check_unique(resource, None)
             self._items.append(resource)
             self._index(resource)
@@ -126,11 +142,11 @@ class Resources:
         if other is not None and other is not replacing:
             raise ValidationError(f"A resource named {resource.name!r} already exists")
         if resource.is_template:
-            for existing in self._items:
-                if existing is not replacing and existing.uri_template == resource.uri_template:
-                    raise ValidationError(
-                        f"URI template {resource.uri_template!r} is already declared by {existing.name!r}"
-                    )
+            other = self._by_template.get(resource.uri_template)
+            if other is not None and other is not replacing:
+                raise ValidationError(
+                    f"URI template {resource.uri_template!r} is already declared by {other.name!r}"
+                )
         else:
             other = self._by_uri.get(resource.uri)
             if other is not None and other is not replacing:
@@ -144,27 +160,34 @@ class Resources:
         resource.validate()
         stored = resource.copy()
         with self._lock:
+            self._fresh()
             old = self._by_name.get(name)
             if old is None:
                 raise ValidationError(f"No resource named {name!r}")
             self._check_unique(stored, old)
             self._items[self._items.index(old)] = stored
             object.__setattr__(old, "_owner", None)
+            self._unindex(old)
+            self._index(stored)
             object.__setattr__(stored, "_owner", self)
-            self._reindex()
+            self._version += 1
         return stored
 
     def remove(self, name_or_uri: str) -> Resource | None:
         """Remove the resource with this name, else this URI or template; returns it, or None."""
         with self._lock:
-            resource = self._by_name.get(name_or_uri) or self._by_uri.get(name_or_uri)
-            if resource is None:
-                resource = next((r for r in self._items if r.uri_template == name_or_uri), None)
+            self._fresh()
+            resource = (
+                self._by_name.get(name_or_uri)
+                or self._by_uri.get(name_or_uri)
+                or self._by_template.get(name_or_uri)
+            )
             if resource is None:
                 return None
             self._items.remove(resource)
             object.__setattr__(resource, "_owner", None)
-            self._reindex()
+            self._unindex(resource)
+            self._version += 1
         self._notify("removed", resource)
         return resource
 
@@ -183,6 +206,7 @@ class Resources:
     def _index(self, resource: Resource) -> None:
         self._by_name[resource.name] = resource
         if resource.is_template:
+            self._by_template[resource.uri_template] = resource
             try:
                 compiled = resource.compiled_template
             except ValidationError as exc:
@@ -194,9 +218,21 @@ class Resources:
         else:
             self._by_uri[resource.uri] = resource
 
+    def _unindex(self, resource: Resource) -> None:
+        # Only valid while the indexes are fresh: the keys are the resource's current identity.
+        if self._by_name.get(resource.name) is resource:
+            del self._by_name[resource.name]
+        if resource.is_template:
+            if self._by_template.get(resource.uri_template) is resource:
+                del self._by_template[resource.uri_template]
+            self._templates.discard(resource)
+        elif self._by_uri.get(resource.uri) is resource:
+            del self._by_uri[resource.uri]
+
     def _reindex(self) -> None:
         self._by_name.clear()
         self._by_uri.clear()
+        self._by_template.clear()
         self._templates.clear()
         for resource in self._items:
             self._index(resource)
@@ -217,17 +253,23 @@ class Resources:
     # -- lookup --------------------------------------------------------------
 
     def find_by_uri(self, uri: str) -> Resource | None:
-        """The direct resource at exactly `uri` (templates are not consulted)."""
-        if not uri:
-            raise ValidationError("URI must not be empty")
+        """The direct resource at exactly `uri` (templates are not consulted).
+
+        Raises:
+            ValidationError: `uri` is empty (-32602).
+        """
+        _check_uri(uri, "find_by_uri")
         with self._lock:
             self._fresh()
             return self._by_uri.get(uri)
 
     def find_matching_template(self, uri: str) -> Match | None:
-        """The most specific template matching `uri`, with its values."""
-        if not uri:
-            raise ValidationError("URI must not be empty")
+        """The most specific template matching `uri`, with its values (direct resources are not consulted).
+
+        Raises:
+            ValidationError: `uri` is empty (-32602).
+        """
+        _check_uri(uri, "find_matching_template")
         with self._lock:
             self._fresh()
             found = self._templates.match(uri)
@@ -236,9 +278,12 @@ class Resources:
         return Match(found.item, found.params)
 
     def resolve(self, uri: str) -> Match | None:
-        """Direct resources first, then templates: what a read of `uri` reaches."""
-        if not uri:
-            raise ValidationError("URI must not be empty")
+        """What a read of `uri` reaches: the direct resource at `uri`, else the most specific template.
+
+        Raises:
+            ValidationError: `uri` is empty (-32602).
+        """
+        _check_uri(uri, "resolve")
         with self._lock:
             self._fresh()
             direct = self._by_uri.get(uri)
@@ -248,6 +293,20 @@ class Resources:
         if found is None:
             return None
         return Match(found.item, found.params)
+
+    def matches(self, uri: str) -> list[Match]:
+        """Everything `uri` matches in resolution order; the first is what `resolve` returns.
+
+        Lets an editor show which declarations a URI would have reached but
+        are shadowed by a direct resource or a more specific template.
+        """
+        _check_uri(uri, "matches")
+        with self._lock:
+            self._fresh()
+            direct = self._by_uri.get(uri)
+            found = self._templates.match_all(uri)
+        head = [Match(direct, {})] if direct is not None else []
+        return head + [Match(m.item, m.params) for m in found]
 
     def get(self, name: str) -> Resource | None:
         """The resource called `name`, or None."""
@@ -279,3 +338,8 @@ class Resources:
 
     def __repr__(self) -> str:
         return f"Resources({len(self._items)} items)"
+
+
+def _check_uri(uri: object, where: str) -> None:
+    if not isinstance(uri, str) or not uri.strip():
+        raise ValidationError(f"{where}: URI must not be empty", data={"uri": uri if isinstance(uri, str) else None})

@@ -6,7 +6,7 @@ import base64
 import binascii
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 import mcp_types as types
 
@@ -40,12 +40,18 @@ class ResourceContent:
         if not isinstance(uri, str) or not uri:
             raise ValidationError("Resource content needs a non-empty URI")
         if text is not None and blob is not None:
-            raise ValidationError("Resource content is text or blob, not both")
+            raise ValidationError(f"Resource content for {uri} is text or blob, not both")
+        if mime_type is not None and not isinstance(mime_type, str):
+            raise ValidationError(f"MIME type for {uri} must be a str, not {type(mime_type).__name__}")
         self.uri = uri
         self.mime_type = mime_type or ""
-        self._text = text
-        self._blob = blob
+        self._text: str | None = None
+        self._blob: str | None = None
         self.meta = meta
+        if blob is not None:
+            self.blob = blob
+        else:
+            self.text = text
 
     @classmethod
     def from_text(cls, uri: str, mime_type: str, text: str) -> ResourceContent:
@@ -56,11 +62,20 @@ class ResourceContent:
 
     @classmethod
     def from_blob(cls, uri: str, mime_type: str, blob_base64: str) -> ResourceContent:
-        """Binary content given as base64; an empty URI or an empty blob is rejected."""
+        """Binary content given as base64; an empty URI, an empty blob or invalid base64 is rejected."""
         if not isinstance(uri, str) or not uri:
             raise ValidationError("Resource content needs a non-empty URI")
+        if isinstance(blob_base64, bytes | bytearray):
+            # The seed's classic mistake: raw bytes where base64 text belongs.
+            raise ValidationError(
+                f"Blob content for {uri} must be base64 text, not bytes; use ResourceContent.from_bytes"
+            )
         if not isinstance(blob_base64, str) or not blob_base64:
             raise ValidationError(f"Blob content for {uri} is empty")
+        try:
+            base64.b64decode(blob_base64, validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise ValidationError(f"Blob content for {uri} is not valid base64: {exc}") from exc
         return cls(uri, mime_type, blob=blob_base64)
 
     @classmethod
@@ -76,6 +91,8 @@ class ResourceContent:
 
     @text.setter
     def text(self, value: str | None) -> None:
+        if value is not None and not isinstance(value, str):
+            raise ValidationError(f"Text content for {self.uri} must be a str, not {type(value).__name__}")
         self._text = value
         if value is not None:
             self._blob = None
@@ -86,6 +103,9 @@ class ResourceContent:
 
     @blob.setter
     def blob(self, value: str | None) -> None:
+        if value is not None and (not isinstance(value, str) or not value):
+            what = "empty" if isinstance(value, str) else f"a {type(value).__name__}, not base64 text"
+            raise ValidationError(f"Blob content for {self.uri} is {what}")
         self._blob = value
         if value is not None:
             self._text = None
@@ -172,9 +192,10 @@ def to_contents(value: object, *, uri: str, mime_type: str = "") -> list[Resourc
             raise ReaderFailedError(f"Resource reader returned empty bytes for URI: {uri}", data={"uri": uri})
         return [ResourceContent.from_bytes(uri, mime_type or DEFAULT_BINARY_MIME, bytes(value))]
     if _is_content_list(value):
-        return [_with_default_mime(item, mime_type) for item in value]  # type: ignore[union-attr]
+        return [_with_default_mime(item, mime_type) for item in value]
     try:
-        text = json.dumps(value, ensure_ascii=False, indent=2)
+        # allow_nan=False: NaN and Infinity are not JSON, and a client would choke on them.
+        text = json.dumps(value, ensure_ascii=False, indent=2, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise ReaderFailedError(
             f"Resource reader returned {type(value).__name__}, which is not text, bytes, "
@@ -185,7 +206,7 @@ def to_contents(value: object, *, uri: str, mime_type: str = "") -> list[Resourc
     return [ResourceContent(uri, json_mime, text=text)]
 
 
-def _is_content_list(value: object) -> bool:
+def _is_content_list(value: object) -> TypeGuard[Sequence[ResourceContent]]:
     return (
         isinstance(value, Sequence)
         and not isinstance(value, str | bytes)

@@ -48,6 +48,10 @@ class Icon:
     def __post_init__(self) -> None:
         if not isinstance(self.src, str) or not self.src.strip():
             raise ValidationError("Icon source must not be empty")
+        if self.mime_type is not None and not isinstance(self.mime_type, str):
+            raise ValidationError(f"Icon MIME type must be a str, not {type(self.mime_type).__name__}")
+        if any(not isinstance(size, str) or not size for size in self.sizes):
+            raise ValidationError(f"Icon sizes must be non-empty strings like '24x24', not {self.sizes!r}")
 
     def to_mcp(self) -> types.Icon:
         return types.Icon(src=self.src, mime_type=self.mime_type or None, sizes=list(self.sizes) or None)
@@ -65,6 +69,14 @@ class Annotations:
         for role in self.audience:
             if role not in ("user", "assistant"):
                 raise ValidationError(f"Annotation audience must be 'user' or 'assistant', not {role!r}")
+        if self.priority is not None and (
+            isinstance(self.priority, bool) or not isinstance(self.priority, int | float)
+        ):
+            raise ValidationError(f"Annotation priority must be a number, not {type(self.priority).__name__}")
+        if self.last_modified is not None and not isinstance(self.last_modified, str):
+            raise ValidationError(
+                f"Annotation last_modified must be an ISO 8601 str, not {type(self.last_modified).__name__}"
+            )
         if self.priority is not None and not 0.0 <= self.priority <= 1.0:
             raise ValidationError(f"Annotation priority must be between 0 and 1, not {self.priority}")
 
@@ -88,6 +100,8 @@ class CacheHint:
     scope: Literal["public", "private"] = "private"
 
     def __post_init__(self) -> None:
+        if isinstance(self.ttl_ms, bool) or not isinstance(self.ttl_ms, int):
+            raise ValidationError(f"Cache ttl_ms must be an int, not {type(self.ttl_ms).__name__}")
         if self.ttl_ms < 0:
             raise ValidationError(f"Cache ttl_ms must not be negative, not {self.ttl_ms}")
         if self.scope not in ("public", "private"):
@@ -208,6 +222,12 @@ class Resource:
         if not isinstance(self.name, str) or not self.name.strip():
             raise ValidationError("Resource name must not be empty")
         label = f"Resource {self.name!r}"
+        for attr in ("uri", "uri_template", "title", "description", "mime_type"):
+            value = getattr(self, attr)
+            if not isinstance(value, str):
+                raise ValidationError(f"{label}: {attr} must be a str, not {type(value).__name__}")
+        if self.size is not None and (isinstance(self.size, bool) or not isinstance(self.size, int)):
+            raise ValidationError(f"{label}: size must be an int, not {type(self.size).__name__}")
         if self.uri and self.uri_template:
             raise ValidationError(f"{label}: Cannot set both URI and URITemplate")
         if not self.uri and not self.uri_template:

@@ -6,15 +6,25 @@ Resolution order among templates, most specific first:
 2. then fewer variables;
 3. then registration order.
 
-The index buckets templates by their literal prefix (the text before the
-first ``{``). A lookup probes one dictionary per distinct prefix length,
-longest first, so its cost grows with the number of distinct prefix lengths
-(a handful in practice), not with the number of templates.
+(A direct resource beats every template; that rule lives in `Resources`.)
+
+The index is a trie over '/'-separated segments. Going from the left, each
+segment ending in a literal '/' is a key: a literal segment is matched
+exactly, a segment holding only simple variables (``{id}``, ``{a,b}``,
+``{.ext}``, ``{;p}``, none of which can match a '/') by the literal text
+before its first ``{``. The first segment holding anything that can span
+'/' or the query (``{+path}``, ``{#f}``, ``{/seg}``, explode, ``{?q}``)
+ends the key; what is left of the template is bucketed by its literal text
+before the next ``{``. A lookup splits the URI once and probes a few
+dictionaries per level, so its cost grows with the URI's depth and the
+number of distinct literal-prefix lengths, not with the number of
+templates. Every candidate is confirmed with the SDK's own matcher.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import bisect
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -22,11 +32,16 @@ from mcp.shared.uri_template import InvalidUriTemplate, UriTemplate
 
 from resources_qt.errors import ValidationError
 
-__all__ = ["CompiledTemplate", "TemplateIndex", "TemplateMatch", "compile_template"]
+__all__ = ["CompiledTemplate", "Params", "TemplateIndex", "TemplateMatch", "compile_template"]
 
 T = TypeVar("T")
 
 Params = dict[str, str | list[str]]
+
+# Operators whose values stop at '/', so a segment made of them and literals
+# lines up with exactly one segment of a matching URI.
+_SEGMENT_SAFE_OPERATORS = frozenset({"", ".", ";"})
+_OPERATOR_CHARS = "+#./;?&"
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +58,11 @@ class CompiledTemplate:
     def specificity(self) -> tuple[int, int]:
         """Sort key, smaller first: longer literal prefix, then fewer variables."""
         return (-len(self.prefix), len(self.variable_names))
+
+    @property
+    def query_variable_names(self) -> frozenset[str]:
+        """Variables of a trailing ``{?...}``: optional, absent from a match when the URI omits them."""
+        return self.parsed.query_variable_names
 
     def match(self, uri: str) -> Params | None:
         """The percent-decoded variable values, or None when the URI does not match."""
@@ -75,6 +95,47 @@ def compile_template(template: str) -> CompiledTemplate:
     return CompiledTemplate(template=template, parsed=parsed, prefix=template[:brace], variable_names=names)
 
 
+# A key step: (False, segment) for a literal segment, (True, literal prefix)
+# for a segment holding simple variables.
+_Step = tuple[bool, str]
+
+
+def _index_key(template: str) -> tuple[list[_Step], str]:
+    """The trie path of a (valid) template and the literal head of the rest of it."""
+    steps: list[_Step] = []
+    seg_start = 0
+    var_at = -1  # where the current segment's first variable starts, -1 for none
+    i = 0
+    n = len(template)
+    while i < n:
+        ch = template[i]
+        if ch == "{":
+            end = template.find("}", i)
+            body = template[i + 1 : end]
+            operator = body[0] if body and body[0] in _OPERATOR_CHARS else ""
+            if operator not in _SEGMENT_SAFE_OPERATORS or "*" in body:
+                break
+            if var_at < 0:
+                var_at = i
+            i = end + 1
+        elif ch in "?#":
+            # A literal query or fragment: the URI's '/' may no longer line up.
+            break
+        elif ch == "/":
+            if var_at < 0:
+                steps.append((False, template[seg_start:i]))
+            else:
+                steps.append((True, template[seg_start:var_at]))
+            seg_start = i + 1
+            var_at = -1
+            i += 1
+        else:
+            i += 1
+    rest = template[seg_start:]
+    brace = rest.find("{")
+    return steps, rest if brace < 0 else rest[:brace]
+
+
 @dataclass(frozen=True, slots=True)
 class TemplateMatch(Generic[T]):
     """A template entry that matched a URI, and the values it extracted."""
@@ -88,61 +149,152 @@ class _Entry(Generic[T]):
     compiled: CompiledTemplate
     order: int
     item: T
+    rank: tuple[int, int, int] = (0, 0, 0)
+    node: _Node[T] | None = field(default=None, repr=False)
+    head: str = ""
+
+
+class _Buckets(Generic[T]):
+    """Values keyed by a literal string, probed by every stored key length, longest first."""
+
+    __slots__ = ("by_key", "lengths")
+
+    def __init__(self) -> None:
+        self.by_key: dict[str, T] = {}
+        self.lengths: list[int] = []
+
+    def put(self, key: str, value: T) -> None:
+        self.by_key[key] = value
+        if len(key) not in self.lengths:
+            self.lengths.append(len(key))
+            self.lengths.sort(reverse=True)
+
+    def drop(self, key: str) -> None:
+        del self.by_key[key]
+        if all(len(k) != len(key) for k in self.by_key):
+            self.lengths.remove(len(key))
+
+    def probe(self, text: str, start: int, stop: int) -> Iterator[T]:
+        by_key = self.by_key
+        for length in self.lengths:
+            if length <= stop - start:
+                found = by_key.get(text[start : start + length])
+                if found is not None:
+                    yield found
+
+
+class _Node(Generic[T]):
+    __slots__ = ("literal", "parent", "pattern", "step", "tails")
+
+    def __init__(self, parent: _Node[T] | None = None, step: _Step = (False, "")) -> None:
+        self.parent = parent
+        self.step = step
+        self.literal: dict[str, _Node[T]] = {}
+        self.pattern: _Buckets[_Node[T]] = _Buckets()
+        self.tails: _Buckets[list[_Entry[T]]] = _Buckets()
+
+    def is_empty(self) -> bool:
+        return not (self.literal or self.pattern.by_key or self.tails.by_key)
 
 
 class TemplateIndex(Generic[T]):
-    """Templates bucketed by literal prefix; resolves a URI to the most specific match."""
+    """Templates in a segment trie; resolves a URI to the most specific match."""
 
     def __init__(self) -> None:
-        self._buckets: dict[str, list[_Entry[T]]] = {}
-        # Distinct prefix lengths, longest first: the probe order of `match`.
-        self._lengths: list[int] = []
+        self._root: _Node[T] = _Node()
+        self._entries: dict[int, _Entry[T]] = {}
+        # id(item) -> orders of its entries, so discard need not scan.
+        self._by_item: dict[int, list[int]] = {}
         self._order = 0
-        self._size = 0
 
     def __len__(self) -> int:
-        return self._size
+        return len(self._entries)
 
     def add(self, compiled: CompiledTemplate, item: T) -> None:
         """Index `item` under `compiled`; later additions lose ties to earlier ones."""
-        entry = _Entry(compiled, self._order, item)
+        order = self._order
         self._order += 1
-        self._size += 1
-        bucket = self._buckets.setdefault(compiled.prefix, [])
-        bucket.append(entry)
-        bucket.sort(key=lambda e: (len(e.compiled.variable_names), e.order))
-        if len(compiled.prefix) not in self._lengths:
-            self._lengths.append(len(compiled.prefix))
-            self._lengths.sort(reverse=True)
+        entry = _Entry(compiled, order, item, (-len(compiled.prefix), len(compiled.variable_names), order))
+        steps, head = _index_key(compiled.template)
+        node = self._root
+        for step in steps:
+            is_pattern, text = step
+            table = node.pattern.by_key if is_pattern else node.literal
+            child = table.get(text)
+            if child is None:
+                child = _Node(node, step)
+                if is_pattern:
+                    node.pattern.put(text, child)
+                else:
+                    node.literal[text] = child
+            node = child
+        bucket = node.tails.by_key.get(head)
+        if bucket is None:
+            bucket = []
+            node.tails.put(head, bucket)
+        # Within one bucket the literal prefix is the same length, so the
+        # rank reduces to (variables, order); keep the bucket sorted on insert.
+        bisect.insort(bucket, entry, key=lambda e: e.rank)
+        entry.node, entry.head = node, head
+        self._entries[order] = entry
+        self._by_item.setdefault(id(item), []).append(order)
 
     def discard(self, item: T) -> bool:
-        """Remove the entry holding `item` (by identity); True when one was removed."""
-        for prefix, bucket in self._buckets.items():
-            for i, entry in enumerate(bucket):
-                if entry.item is item:
-                    del bucket[i]
-                    self._size -= 1
-                    if not bucket:
-                        del self._buckets[prefix]
-                        if not any(len(p) == len(prefix) for p in self._buckets):
-                            self._lengths.remove(len(prefix))
-                    return True
-        return False
+        """Remove the oldest entry holding `item` (by identity); True when one was removed.
+
+        O(size of the entry's bucket), not O(number of templates).
+        """
+        orders = self._by_item.get(id(item))
+        if not orders:
+            return False
+        entry = self._entries.pop(orders.pop(0))
+        if not orders:
+            del self._by_item[id(item)]
+        node = entry.node
+        assert node is not None
+        bucket = node.tails.by_key[entry.head]
+        bucket.remove(entry)
+        if not bucket:
+            node.tails.drop(entry.head)
+        # Prune nodes left empty so churn does not grow the trie.
+        while node.parent is not None and node.is_empty():
+            parent = node.parent
+            is_pattern, text = node.step
+            if is_pattern:
+                parent.pattern.drop(text)
+            else:
+                del parent.literal[text]
+            node = parent
+        return True
 
     def clear(self) -> None:
-        self._buckets.clear()
-        self._lengths.clear()
-        self._size = 0
+        self._root = _Node()
+        self._entries.clear()
+        self._by_item.clear()
 
     def candidates(self, uri: str) -> Iterator[_Entry[T]]:
-        """Entries whose literal prefix starts `uri`, most specific first."""
-        buckets = self._buckets
-        for length in self._lengths:
-            if length > len(uri):
-                continue
-            bucket = buckets.get(uri[:length])
-            if bucket:
-                yield from bucket
+        """Entries that may match `uri` (a superset of those that do), most specific first."""
+        found: list[list[_Entry[T]]] = []
+        segments = uri.split("/")
+        last = len(segments) - 1
+        n = len(uri)
+        stack: list[tuple[_Node[T], int, int]] = [(self._root, 0, 0)]
+        while stack:
+            node, depth, offset = stack.pop()
+            found.extend(node.tails.probe(uri, offset, n))
+            if depth < last and (node.literal or node.pattern.by_key):
+                segment = segments[depth]
+                following = offset + len(segment) + 1
+                child = node.literal.get(segment)
+                if child is not None:
+                    stack.append((child, depth + 1, following))
+                for child in node.pattern.probe(segment, 0, len(segment)):
+                    stack.append((child, depth + 1, following))
+        if len(found) == 1:
+            return iter(found[0])
+        merged = [entry for bucket in found for entry in bucket]
+        merged.sort(key=lambda e: e.rank)
+        return iter(merged)
 
     def match(self, uri: str) -> TemplateMatch[T] | None:
         """The most specific template that matches `uri`, or None."""
@@ -152,8 +304,15 @@ class TemplateIndex(Generic[T]):
                 return TemplateMatch(entry.item, params)
         return None
 
-    def items(self) -> Iterable[T]:
+    def match_all(self, uri: str) -> list[TemplateMatch[T]]:
+        """Every template that matches `uri`, most specific first (the first one is what resolves)."""
+        out: list[TemplateMatch[T]] = []
+        for entry in self.candidates(uri):
+            params = entry.compiled.parsed.match(uri)
+            if params is not None:
+                out.append(TemplateMatch(entry.item, params))
+        return out
+
+    def items(self) -> list[T]:
         """Every indexed item, in registration order."""
-        entries = [e for bucket in self._buckets.values() for e in bucket]
-        entries.sort(key=lambda e: e.order)
-        return [e.item for e in entries]
+        return [entry.item for entry in self._entries.values()]
