@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import threading
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, TypeVar
 
 import uvicorn
 from mcp.server.context import ServerRequestContext
@@ -41,6 +42,8 @@ from resources_qt.server.sessions import LegacySession, Session, SessionRegistry
 __all__ = ["ResourceServer"]
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 ListCallback = Callable[[Resources], "None | Awaitable[None]"]
 
@@ -363,6 +366,20 @@ class ResourceServer:
         """Tell one session, and only if it subscribed to `uri` (no-op unless subscriptions are enabled)."""
         if self.enable_resource_subscriptions:
             await self._on_server_loop(lambda: self._send_updated(uri, session_id))
+
+    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T] | None:
+        """Schedule `coro` on the server loop from any thread without waiting.
+
+        Returns None (and closes the coroutine) when the server is not running.
+        """
+        thread = self._thread
+        if thread is None or not thread.is_alive() or self._stopping:
+            coro.close()
+            return None
+        try:
+            return thread.submit(coro)
+        except RuntimeError:
+            return None
 
     def subscribed_uris(self) -> set[str]:
         """Every concrete URI some session is subscribed to."""

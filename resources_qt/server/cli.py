@@ -1,0 +1,180 @@
+"""`resource-studio serve PROJECT --http [HOST:]PORT | --stdio [--watch]`: headless serving."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from resources_qt.project import Project, ProjectError, load_project
+from resources_qt.server.engine import ResourceServer
+from resources_qt.server.events import ServerEvent, ServerFailed
+
+__all__ = ["build_parser", "parse_address", "serve_main"]
+
+logger = logging.getLogger(__name__)
+
+PROG = "resource-studio serve"
+TOKEN_ENV = "RESOURCE_STUDIO_TOKEN"
+
+
+class _UsageError(Exception):
+    pass
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Serve a Resource Studio project to MCP clients without the window.",
+        epilog=f"The bearer token may also come from ${TOKEN_ENV}. Logs go to stderr.",
+    )
+    parser.add_argument("project", help="the project file (.toml)")
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--http", metavar="[HOST:]PORT", help="serve Streamable HTTP at http://HOST:PORT/mcp")
+    mode.add_argument("--stdio", action="store_true", help="serve the client that launched this process")
+    parser.add_argument("--token", help="require 'Authorization: Bearer TOKEN' (HTTP; needed off loopback)")
+    parser.add_argument("--watch", action="store_true", help="reload the project when the file changes")
+    parser.add_argument(
+        "--log-level", default="warning", choices=["debug", "info", "warning", "error"], help="stderr log level"
+    )
+    return parser
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    """`PORT`, `HOST:PORT` or `[IPV6]:PORT` -> (host, port); the host defaults to 127.0.0.1."""
+    host, sep, port_text = text.rpartition(":")
+    if not sep:
+        host, port_text = "127.0.0.1", text
+    host = host.strip() or "127.0.0.1"
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise _UsageError(f"--http expects [HOST:]PORT, not {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise _UsageError(f"port {port} is out of range (0-65535)")
+    return host, port
+
+
+def _fail(message: str) -> int:
+    print(f"{PROG}: error: {message}", file=sys.stderr, flush=True)
+    return 2
+
+
+def serve_main(argv: Sequence[str]) -> int:
+    """Run the headless server; returns the exit code (2 for usage, project and bind errors)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(list(argv))
+    except SystemExit as exc:  # argparse has printed the usage error
+        return int(exc.code or 0)
+    logging.basicConfig(
+        stream=sys.stderr, level=getattr(logging, args.log_level.upper()), format="%(levelname)s %(name)s: %(message)s"
+    )
+    token = args.token or os.environ.get(TOKEN_ENV) or None
+    try:
+        address = parse_address(args.http) if args.http else None
+        if args.stdio and args.token:
+            raise _UsageError("--token applies to --http only")
+        project = load_project(args.project)
+    except _UsageError as exc:
+        return _fail(str(exc))
+    except ProjectError as exc:
+        return _fail(str(exc))
+    try:
+        from resources_qt.snippets import SnippetPool, bind_project, snippet_resource
+    except ImportError as exc:  # pragma: no cover - the snippet runtime ships with the package
+        return _fail(f"the snippet runtime is unavailable: {exc}")
+
+    settings = project.server
+    pool = SnippetPool(
+        workers=settings.workers,
+        timeout=settings.reader_timeout,
+        memory_limit_mb=settings.memory_limit_mb,
+        prelude=project.prelude,
+    )
+    watcher: Any = None
+    server: ResourceServer | None = None
+    try:
+        pool.start()
+        server = _build_server(project, bind_project(project, pool))
+        failed = threading.Event()
+
+        def observe(event: ServerEvent) -> None:
+            if isinstance(event, ServerFailed):
+                failed.set()
+
+        server.add_observer(observe)
+        if args.watch:
+            from resources_qt.server.watch import ProjectWatcher
+
+            watcher = ProjectWatcher(
+                Path(args.project),
+                server=server,
+                project=project,
+                make=lambda spec: snippet_resource(spec, pool),
+                set_prelude=pool.set_prelude,
+            )
+        if address is not None:
+            try:
+                url = server.start_http(address[0], address[1], token=token)
+            except (OSError, ValueError) as exc:
+                return _fail(_one_line(exc))
+            print(f"Serving {settings.name!r} at {url}", file=sys.stderr, flush=True)
+            if watcher is not None:
+                watcher.start()
+            _wait_until_stopped(server)
+        else:
+            if watcher is not None:
+                watcher.start()
+            server.serve_stdio()
+        return 1 if failed.is_set() else 0
+    finally:
+        if watcher is not None:
+            watcher.stop()
+        if server is not None:
+            server.close()
+        pool.close()
+
+
+def _build_server(project: Project, resources: Any) -> ResourceServer:
+    settings = project.server
+    server = ResourceServer(
+        resources,
+        name=settings.name,
+        version=settings.version,
+        instructions=settings.instructions,
+        page_size=settings.page_size,
+        cache=settings.cache,
+    )
+    server.enable_resource_notifications = settings.notifications
+    server.enable_resource_subscriptions = settings.subscriptions
+    return server
+
+
+def _wait_until_stopped(server: ResourceServer) -> None:
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: Any) -> None:
+        stop.set()
+
+    previous = signal.signal(signal.SIGTERM, on_signal)
+    try:
+        while server.is_running and not stop.wait(0.25):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _one_line(exc: BaseException) -> str:
+    text = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    return " ".join(text.split())

@@ -1,0 +1,99 @@
+"""`serve --watch`: poll the project file and apply each saved version to the live server."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from resources_qt.project import Project, ProjectError, load_project
+from resources_qt.server.engine import ResourceServer
+from resources_qt.server.reload import ChangeSummary, MakeResource, announce_changes, apply_project
+
+__all__ = ["ProjectWatcher"]
+
+logger = logging.getLogger(__name__)
+
+
+class ProjectWatcher:
+    """Reloads `path` when its size or mtime changes; a broken save keeps the previous version serving."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        server: ResourceServer,
+        project: Project,
+        make: MakeResource,
+        set_prelude: Callable[[str], None],
+        interval: float = 0.3,
+    ) -> None:
+        self._path = path
+        self._server = server
+        self._project = project
+        self._make = make
+        self._set_prelude = set_prelude
+        self._interval = interval
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._stamp = self._read_stamp()
+        self.reloads = 0
+
+    def _read_stamp(self) -> tuple[int, int] | None:
+        try:
+            st = os.stat(self._path)
+        except OSError:
+            return None
+        return (st.st_mtime_ns, st.st_size)
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="project-watcher", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(5.0)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._interval):
+            stamp = self._read_stamp()
+            if stamp is None or stamp == self._stamp:
+                continue
+            # Wait one more tick so a save in progress has settled.
+            if self._stop.wait(self._interval / 2) or self._read_stamp() != stamp:
+                continue
+            self._stamp = stamp
+            try:
+                self.reload()
+            except Exception:
+                logger.exception("Reloading %s failed", self._path)
+
+    def reload(self) -> ChangeSummary | None:
+        """Load the file now and apply it; None when it does not load (the old version keeps serving)."""
+        try:
+            new = load_project(self._path)
+        except ProjectError as exc:
+            logger.warning("Not reloading %s: %s", self._path, exc.message)
+            return None
+        old = self._project
+        if new.server != old.server:
+            logger.warning("Server settings changed in %s; restart to apply them", self._path)
+        if new.prelude != old.prelude:
+            self._set_prelude(new.prelude)
+        summary = apply_project(self._server.resources, old, new, self._make)
+        self._project = new
+        self.reloads += 1
+        future = self._server.submit(announce_changes(self._server, summary))
+        if future is not None:
+            future.result(timeout=30)
+        logger.info(
+            "Reloaded %s: %d added, %d removed, %d changed",
+            self._path,
+            len(summary.added),
+            len(summary.removed),
+            len(summary.changed),
+        )
+        return summary
