@@ -6,7 +6,7 @@ import asyncio
 import copy
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Union
 
 import mcp_types as types
