@@ -219,3 +219,14 @@ async def test_sessions_are_cleaned_up_on_disconnect(live_server: ResourceServer
     opened = [e for e in seen if isinstance(e, SessionOpened)]
     closed = [e for e in seen if isinstance(e, SessionClosed)]
     assert [e.info.id for e in opened] == [e.session_id for e in closed]
+
+
+async def test_capabilities_follow_the_switches_in_both_eras(live_server: ResourceServer) -> None:
+    async with connect(live_server.url, "legacy") as legacy, connect(live_server.url, "auto") as modern:
+        assert modern.protocol_version == "2026-07-28"
+        for client in (legacy, modern):
+            caps = client.server_capabilities
+            assert caps.resources is not None and caps.resources.subscribe and caps.resources.list_changed
+            assert caps.completions is not None
+        assert legacy.server_info is not None and legacy.server_info.version == "1.2.3"
+        assert legacy.instructions == "Test server"
