@@ -193,7 +193,7 @@ class ProjectDocument(QObject):
         self._project = Project()
         self._path: Path | None = None
         self._by_name: dict[str, ResourceSpec] = {}
-        self._check_cache: dict[str, list[str]] = {}
+        self._check_cache: dict[str, tuple[list[str], list[str]]] = {}
         self._names_by_key: dict[str, list[str]] | None = None
         self._forced_dirty = False
         self._was_dirty = False
@@ -237,18 +237,31 @@ class ProjectDocument(QObject):
         return -1
 
     def errors(self, name: str) -> list[str]:
-        """What keeps the resource from being served: validation, duplicates and snippet compile errors."""
+        """What keeps the resource from being served: `form_errors` then `snippet_errors`."""
+        return self.form_errors(name) + self.snippet_errors(name)
+
+    def form_errors(self, name: str) -> list[str]:
+        """The declaration's problems: the builder's validation message and duplicate addresses."""
         spec = self._by_name.get(name)
         if spec is None:
             return []
+        problems = list(self._checked(name, spec)[0])
+        duplicates = [other for other in self._key_index().get(spec.key, []) if other != name] if spec.key else []
+        if duplicates:
+            problems.append(f"{spec.key!r} is also declared by {', '.join(repr(n) for n in duplicates)}")
+        return problems
+
+    def snippet_errors(self, name: str) -> list[str]:
+        """Compile errors of the reader and completion snippets, and a missing reader."""
+        spec = self._by_name.get(name)
+        return list(self._checked(name, spec)[1]) if spec is not None else []
+
+    def _checked(self, name: str, spec: ResourceSpec) -> tuple[list[str], list[str]]:
         cached = self._check_cache.get(name)
         if cached is None:
             cached = self._check(spec)
             self._check_cache[name] = cached
-        duplicates = [other for other in self._key_index().get(spec.key, []) if other != name] if spec.key else []
-        if duplicates:
-            return [*cached, f"{spec.key!r} is also declared by {', '.join(repr(n) for n in duplicates)}"]
-        return list(cached)
+        return cached
 
     def is_valid(self, name: str) -> bool:
         return name in self._by_name and not self.errors(name)
@@ -441,20 +454,21 @@ class ProjectDocument(QObject):
             self._check_cache.clear()
 
     @staticmethod
-    def _check(spec: ResourceSpec) -> list[str]:
-        problems: list[str] = []
+    def _check(spec: ResourceSpec) -> tuple[list[str], list[str]]:
+        form: list[str] = []
         try:
             spec.validate()
         except ValidationError as exc:
-            problems.append(exc.message)
+            form.append(exc.message)
+        snippet: list[str] = []
         for label, source in (("Reader", spec.reader), ("Completion", spec.complete)):
             found = check_source(source, filename=f"<{label.lower()}>")
             if found is not None:
                 line, _column, message = found
-                problems.append(f"{label} snippet, line {line}: {message}")
+                snippet.append(f"{label} snippet, line {line}: {message}")
         if not spec.reader.strip():
-            problems.append("The resource has no reader snippet")
-        return problems
+            snippet.append("The resource has no reader snippet")
+        return form, snippet
 
     def _set_path(self, path: Path | None) -> None:
         if path != self._path:

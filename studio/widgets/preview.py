@@ -1,0 +1,352 @@
+"""The preview panel: choose a URI (samples, or one field per template variable), read it, show the outcome."""
+
+from __future__ import annotations
+
+import html
+import json
+import logging
+from typing import Any
+
+from PySide6.QtCore import QStringListModel, Qt, Signal, Slot
+from PySide6.QtWidgets import (
+    QComboBox,
+    QCompleter,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QStackedWidget,
+    QStyle,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from resources_qt.errors import ValidationError
+from resources_qt.project import ResourceSpec
+from resources_qt.templates import CompiledTemplate, compile_template
+from studio.widgets import studio_icon
+from studio.widgets.content_view import ContentView
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["ERROR_NAMES", "PreviewPanel"]
+
+ERROR_NAMES = {
+    -32700: "Parse error",
+    -32600: "Invalid request",
+    -32601: "Method not found",
+    -32602: "Invalid params",
+    -32603: "Internal error",
+    -32002: "Resource not found",
+    -32000: "Reader failed",
+}
+
+
+class PreviewPanel(QWidget):
+    """Reads a URI through the server (via the shell) and shows what came back.
+
+    The panel knows nothing of the server: it asks with `preview_requested`
+    and is answered with `show_outcome(outcome)`, where `outcome` has the
+    fields of the facade's `PreviewOutcome`.
+
+    Signals:
+        preview_requested(str uri): the user asked to read `uri`.
+        completion_requested(str resource_name, str variable, str value, dict context): the user typed
+            in a variable field of a resource with a completion snippet; answer with `set_completions`.
+    """
+
+    preview_requested = Signal(str)
+    completion_requested = Signal(str, str, str, dict)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("previewPanel")
+        self._spec: ResourceSpec | None = None
+        self._compiled: CompiledTemplate | None = None
+        self._variable_edits: dict[str, QLineEdit] = {}
+        self._completion_models: dict[str, QStringListModel] = {}
+        self._syncing = False
+
+        self.uri_box = QComboBox(self)
+        self.uri_box.setObjectName("previewUri")
+        self.uri_box.setEditable(True)
+        self.uri_box.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        self.uri_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.uri_box.setMinimumContentsLength(20)
+        self.uri_box.lineEdit().setPlaceholderText("URI to read, e.g. a sample")
+        self.uri_box.setToolTip("The URI to read; the list holds the resource's samples")
+        self.read_button = QPushButton("Read", self)
+        self.read_button.setObjectName("previewButton")
+        self.read_button.setIcon(studio_icon("preview", QStyle.StandardPixmap.SP_MediaPlay))
+        self.read_button.setToolTip("Read the URI through the server, as a client would (Ctrl+Return)")
+        self.read_button.setShortcut("Ctrl+Return")
+
+        self.variables = QWidget(self)
+        self.variables.setObjectName("previewVariables")
+        self._variables_layout = QFormLayout(self.variables)
+        self._variables_layout.setContentsMargins(0, 0, 0, 0)
+        self.variables.hide()
+
+        self.output = QWidget(self)
+        self.output.setObjectName("previewOutput")
+        self.summary_label = QLabel(self.output)
+        self.summary_label.setObjectName("previewSummary")
+        self.summary_label.setWordWrap(True)
+        self.summary_label.setTextFormat(Qt.TextFormat.RichText)
+        self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.pages = QStackedWidget(self.output)
+        self.placeholder = QLabel("Pick a sample or type a URI, then press Read.", self.output)
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.placeholder.setStyleSheet("color: #888;")
+        self.content_tabs = QTabWidget(self.output)
+        self.content_tabs.setObjectName("previewContents")
+        self.content_tabs.setTabBarAutoHide(True)
+        self.content_tabs.setDocumentMode(True)
+        self.error_view = QLabel(self.output)
+        self.error_view.setObjectName("previewError")
+        self.error_view.setWordWrap(True)
+        self.error_view.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.error_view.setTextFormat(Qt.TextFormat.RichText)
+        self.error_view.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.error_view.setStyleSheet(
+            "QLabel { background: #fdecea; border: 1px solid #f5c2c0; border-radius: 3px; padding: 8px; }"
+        )
+        for page in (self.placeholder, self.content_tabs, self.error_view):
+            self.pages.addWidget(page)
+        output_layout = QVBoxLayout(self.output)
+        output_layout.setContentsMargins(0, 0, 0, 0)
+        output_layout.setSpacing(4)
+        output_layout.addWidget(self.summary_label)
+        output_layout.addWidget(self.pages, 1)
+
+        uri_row = QHBoxLayout()
+        uri_row.setContentsMargins(0, 0, 0, 0)
+        uri_row.addWidget(QLabel("URI", self))
+        uri_row.addWidget(self.uri_box, 1)
+        uri_row.addWidget(self.read_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(6)
+        layout.addLayout(uri_row)
+        layout.addWidget(self.variables)
+        layout.addWidget(self.output, 1)
+
+        self.read_button.clicked.connect(self._on_read_clicked)
+        self.uri_box.lineEdit().returnPressed.connect(self._on_read_clicked)
+        self.uri_box.editTextChanged.connect(self._on_uri_text_changed)
+        self.clear_output()
+
+    # -- public API ----------------------------------------------------------
+
+    @property
+    def uri(self) -> str:
+        return self.uri_box.currentText().strip()
+
+    def set_uri(self, uri: str) -> None:
+        self.uri_box.setEditText(uri)
+
+    def set_resource(self, spec: ResourceSpec | None) -> None:
+        """Offer `spec`'s samples and, for a template, one field per variable; None clears the panel."""
+        same = self._spec is not None and spec is not None and self._spec.name == spec.name
+        self._spec = spec
+        try:
+            self._compiled = compile_template(spec.uri_template) if spec and spec.uri_template else None
+        except ValidationError:
+            self._compiled = None
+        current = self.uri
+        self._syncing = True
+        try:
+            self.uri_box.clear()
+            samples = spec.sample_uris() if spec else []
+            self.uri_box.addItems(samples)
+            if same and current:
+                self.uri_box.setEditText(current)
+            elif samples:
+                self.uri_box.setCurrentIndex(0)
+            else:
+                self.uri_box.setEditText(spec.uri_template if spec and spec.uri_template else "")
+        finally:
+            self._syncing = False
+        self._rebuild_variables()
+        self._fill_variables_from_uri(self.uri)
+        self.read_button.setEnabled(spec is not None)
+        if not same:
+            self.clear_output()
+
+    def variable_edit(self, variable: str) -> QLineEdit | None:
+        """The field of a template variable (for tests and the shell)."""
+        return self._variable_edits.get(variable)
+
+    def set_completions(self, variable: str, values: list[str]) -> None:
+        """Replace the suggestions of a variable's field (e.g. from the completion snippet)."""
+        model = self._completion_models.get(variable)
+        if model is not None:
+            model.setStringList([str(value) for value in values])
+            edit = self._variable_edits[variable]
+            if edit.hasFocus() and values:
+                edit.completer().complete()
+
+    def clear_output(self) -> None:
+        self.summary_label.setText("")
+        self.summary_label.hide()
+        self._clear_tabs()
+        self.pages.setCurrentWidget(self.placeholder)
+
+    def content_views(self) -> list[ContentView]:
+        return [self.content_tabs.widget(i) for i in range(self.content_tabs.count())]  # type: ignore[misc]
+
+    @Slot(object)
+    def show_outcome(self, outcome: Any) -> None:
+        """Show a `PreviewOutcome`: what matched, the parameters, the contents or the error, and the time."""
+        self.read_button.setEnabled(self._spec is not None)
+        self.summary_label.setText(self._summary(outcome))
+        self.summary_label.show()
+        self._clear_tabs()
+        if getattr(outcome, "error_code", None) is not None or getattr(outcome, "contents", None) is None:
+            self.error_view.setText(self._error_html(outcome))
+            self.pages.setCurrentWidget(self.error_view)
+            return
+        contents = list(outcome.contents)
+        if not contents:
+            self.error_view.setText("<b>The read returned no content.</b>")
+            self.pages.setCurrentWidget(self.error_view)
+            return
+        for number, content in enumerate(contents, 1):
+            view = ContentView(self.content_tabs)
+            label = content.uri.rstrip("/").rsplit("/", 1)[-1] or content.uri
+            self.content_tabs.addTab(view, f"{number}. {label}")
+            view.set_content(content)
+        self.pages.setCurrentWidget(self.content_tabs)
+
+    # -- rendering helpers ---------------------------------------------------
+
+    @staticmethod
+    def _summary(outcome: Any) -> str:
+        esc = html.escape
+        parts = []
+        name = getattr(outcome, "resource_name", None)
+        if name:
+            if getattr(outcome, "is_template", False):
+                template = getattr(outcome, "template", None) or ""
+                parts.append(f"Matched template <b>{esc(name)}</b> <code>{esc(template)}</code>")
+            else:
+                parts.append(f"Matched resource <b>{esc(name)}</b>")
+        else:
+            parts.append("No resource matched")
+        params = getattr(outcome, "params", None) or {}
+        if params:
+            shown = ", ".join(f"<code>{esc(str(k))}</code> = <code>{esc(str(v))}</code>" for k, v in params.items())
+            parts.append(f"parameters {shown}")
+        elapsed = getattr(outcome, "elapsed_ms", None)
+        if elapsed is not None:
+            parts.append(f"{elapsed:.1f} ms")
+        contents = getattr(outcome, "contents", None)
+        if contents:
+            parts.append(f"{len(contents)} content item{'s' if len(contents) != 1 else ''}")
+        return f"<code>{esc(getattr(outcome, 'uri', ''))}</code> — " + " · ".join(parts)
+
+    @staticmethod
+    def _error_html(outcome: Any) -> str:
+        code = getattr(outcome, "error_code", None)
+        message = getattr(outcome, "error_message", None) or "The read failed"
+        data = getattr(outcome, "error_data", None)
+        title = ERROR_NAMES.get(code, "Error") if code is not None else "Error"
+        text = (
+            f"<p style='color:#b71c1c; font-weight:600'>{html.escape(title)}"
+            f"{f' ({code})' if code is not None else ''}</p>"
+            f"<p>{html.escape(message)}</p>"
+        )
+        if data is not None:
+            try:
+                pretty = json.dumps(data, indent=2, ensure_ascii=False, default=str)
+            except (TypeError, ValueError):
+                pretty = repr(data)
+            text += f"<p>data:</p><pre>{html.escape(pretty)}</pre>"
+        return text
+
+    def _clear_tabs(self) -> None:
+        while self.content_tabs.count():
+            widget = self.content_tabs.widget(0)
+            self.content_tabs.removeTab(0)
+            widget.deleteLater()
+
+    # -- template variables --------------------------------------------------
+
+    def _rebuild_variables(self) -> None:
+        while self._variables_layout.rowCount():
+            self._variables_layout.removeRow(0)
+        self._variable_edits = {}
+        self._completion_models = {}
+        if self._compiled is None:
+            self.variables.hide()
+            return
+        completions = self._spec.completions if self._spec else {}
+        for variable in self._compiled.variable_names:
+            edit = QLineEdit(self.variables)
+            edit.setObjectName(f"previewVar_{variable}")
+            edit.setPlaceholderText(f"value of {{{variable}}}")
+            model = QStringListModel(list(completions.get(variable, [])), edit)
+            completer = QCompleter(model, edit)
+            completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+            completer.setFilterMode(Qt.MatchFlag.MatchContains)
+            edit.setCompleter(completer)
+            edit.textEdited.connect(self._on_variable_edited)
+            completer.activated.connect(self._on_variable_edited)
+            self._variable_edits[variable] = edit
+            self._completion_models[variable] = model
+            self._variables_layout.addRow(f"{{{variable}}}", edit)
+        self.variables.setVisible(bool(self._variable_edits))
+
+    def _fill_variables_from_uri(self, uri: str) -> None:
+        if self._compiled is None or not uri:
+            return
+        params = self._compiled.match(uri)
+        if params is None:
+            return
+        self._syncing = True
+        try:
+            for variable, edit in self._variable_edits.items():
+                value = params.get(variable, "")
+                edit.setText(",".join(value) if isinstance(value, list) else str(value))
+        finally:
+            self._syncing = False
+
+    def _compose(self) -> str:
+        assert self._compiled is not None
+        values = {name: edit.text() for name, edit in self._variable_edits.items() if edit.text()}
+        return self._compiled.expand(values)
+
+    # -- slots ---------------------------------------------------------------
+
+    @Slot()
+    def _on_read_clicked(self) -> None:
+        uri = self.uri
+        if not uri or self._spec is None:
+            return
+        self.summary_label.setText(f"Reading <code>{html.escape(uri)}</code>...")
+        self.summary_label.show()
+        self.preview_requested.emit(uri)
+
+    @Slot(str)
+    def _on_uri_text_changed(self, text: str) -> None:
+        if not self._syncing:
+            self._fill_variables_from_uri(text.strip())
+
+    @Slot(str)
+    def _on_variable_edited(self, _text: str) -> None:
+        if self._syncing or self._compiled is None:
+            return
+        self._syncing = True
+        try:
+            self.uri_box.setEditText(self._compose())
+        finally:
+            self._syncing = False
+        spec = self._spec
+        sender = self.sender()
+        if spec is not None and spec.complete.strip():
+            for variable, edit in self._variable_edits.items():
+                if edit is sender or (isinstance(sender, QCompleter) and edit.completer() is sender):
+                    context = {name: e.text() for name, e in self._variable_edits.items() if e.text() and e is not edit}
+                    self.completion_requested.emit(spec.name, variable, edit.text(), context)

@@ -1,0 +1,448 @@
+"""The builder form of one resource: declaration fields, validated inline with the builder's own messages."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+
+from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QRadioButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from resources_qt.errors import ValidationError
+from resources_qt.project import ResourceSpec
+from resources_qt.resource import Annotations
+from resources_qt.templates import compile_template
+from studio.document import ProjectDocument
+from studio.widgets.icons_table import IconsTable
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["COMMON_MIME_TYPES", "ResourceForm"]
+
+COMMIT_DEBOUNCE_MS = 400
+
+COMMON_MIME_TYPES = (
+    "text/plain", "text/markdown", "application/json", "text/csv", "text/html", "application/xml",
+    "application/yaml", "text/x-python", "image/png", "image/jpeg", "image/svg+xml", "image/gif",
+    "application/pdf", "application/octet-stream",
+)  # fmt: skip
+
+_INVALID_STYLE = "border: 1px solid #d32f2f; border-radius: 2px;"
+_NO_PRIORITY = -0.1
+
+
+class ResourceForm(QWidget):
+    """Edits the declaration of one resource of the document.
+
+    Every edit is committed to the document (debounced, so typing makes one
+    undo step) even when invalid, so nothing is lost; the builder's message
+    is shown under the fields and the offending field is framed red. Only a
+    rename to an empty or taken name is held back: the old name stays in the
+    document and the typed one stays in the field.
+
+    Signals:
+        errors_changed(list messages): the form's current problems ([] when valid).
+    """
+
+    errors_changed = Signal(list)
+
+    def __init__(self, document: ProjectDocument, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("resourceForm")
+        self._document = document
+        self._name = ""
+        self._loading = False
+        self._committing = False
+        self._errors: list[str] = []
+        self._completion_edits: dict[str, QLineEdit] = {}
+        self._default_tips: dict[QWidget, str] = {}
+
+        self.name_edit = QLineEdit(self)
+        self.name_edit.setObjectName("nameEdit")
+        self.name_edit.setPlaceholderText("unique name, e.g. release_notes")
+        self.title_edit = QLineEdit(self)
+        self.title_edit.setObjectName("titleEdit")
+        self.title_edit.setPlaceholderText("optional human-readable title")
+        self.description_edit = QPlainTextEdit(self)
+        self.description_edit.setObjectName("descriptionEdit")
+        self.description_edit.setPlaceholderText("optional: what the resource holds, for the model and the user")
+        self.description_edit.setTabChangesFocus(True)
+        self.description_edit.setFixedHeight(self.fontMetrics().lineSpacing() * 3 + 12)
+
+        self.direct_radio = QRadioButton("Direct URI", self)
+        self.direct_radio.setObjectName("directRadio")
+        self.template_radio = QRadioButton("URI template", self)
+        self.template_radio.setObjectName("templateRadio")
+        self._kind_group = QButtonGroup(self)
+        self._kind_group.addButton(self.direct_radio)
+        self._kind_group.addButton(self.template_radio)
+        self.direct_radio.setChecked(True)
+        self.uri_edit = QLineEdit(self)
+        self.uri_edit.setObjectName("uriEdit")
+
+        self.mime_edit = QComboBox(self)
+        self.mime_edit.setObjectName("mimeEdit")
+        self.mime_edit.setEditable(True)
+        self.mime_edit.addItems(COMMON_MIME_TYPES)
+        self.mime_edit.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+
+        self.icons_table = IconsTable(self)
+
+        self.audience_user = QCheckBox("user", self)
+        self.audience_user.setObjectName("audienceUser")
+        self.audience_assistant = QCheckBox("assistant", self)
+        self.audience_assistant.setObjectName("audienceAssistant")
+        self.priority_spin = QDoubleSpinBox(self)
+        self.priority_spin.setObjectName("prioritySpin")
+        self.priority_spin.setRange(_NO_PRIORITY, 1.0)
+        self.priority_spin.setSingleStep(0.1)
+        self.priority_spin.setDecimals(2)
+        self.priority_spin.setSpecialValueText("not set")
+        self.priority_spin.setToolTip("0 = least important, 1 = most important")
+
+        self.samples_edit = QPlainTextEdit(self)
+        self.samples_edit.setObjectName("samplesEdit")
+        self.samples_edit.setPlaceholderText("one URI per line, offered in the preview")
+        self.samples_edit.setTabChangesFocus(True)
+        self.samples_edit.setFixedHeight(self.fontMetrics().lineSpacing() * 4 + 12)
+
+        self.completions_box = QGroupBox("Completions (comma-separated values per variable)", self)
+        self.completions_box.setObjectName("completionsBox")
+        self._completions_layout = QFormLayout(self.completions_box)
+
+        self.error_label = QLabel(self)
+        self.error_label.setObjectName("formError")
+        self.error_label.setWordWrap(True)
+        self.error_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.error_label.setStyleSheet(
+            "QLabel { color: #b71c1c; background: #fdecea; border: 1px solid #f5c2c0;"
+            " border-radius: 3px; padding: 4px 6px; }"
+        )
+        self.error_label.hide()
+
+        self._build_layout()
+        for widget in self._markable():
+            self._default_tips[widget] = widget.toolTip()
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(COMMIT_DEBOUNCE_MS)
+        self._timer.timeout.connect(self.commit)
+        self._connect_edits()
+        document.resource_changed.connect(self._on_resource_changed)
+        document.resource_removed.connect(self._on_resource_removed)
+        document.project_reset.connect(self._on_project_reset)
+        document.resource_added.connect(self._on_other_resource_changed)
+        self.setEnabled(False)
+
+    def _build_layout(self) -> None:
+        kind_row = QHBoxLayout()
+        kind_row.setContentsMargins(0, 0, 0, 0)
+        kind_row.addWidget(self.direct_radio)
+        kind_row.addWidget(self.template_radio)
+        kind_row.addStretch(1)
+        audience_row = QHBoxLayout()
+        audience_row.setContentsMargins(0, 0, 0, 0)
+        audience_row.addWidget(self.audience_user)
+        audience_row.addWidget(self.audience_assistant)
+        audience_row.addSpacing(16)
+        audience_row.addWidget(QLabel("Priority", self))
+        audience_row.addWidget(self.priority_spin)
+        audience_row.addStretch(1)
+
+        form = QFormLayout()
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        form.setLabelAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        form.addRow("&Name", self.name_edit)
+        form.addRow("&Title", self.title_edit)
+        form.addRow("&Description", self.description_edit)
+        form.addRow("Kind", kind_row)
+        self._address_label = QLabel("&URI", self)
+        self._address_label.setBuddy(self.uri_edit)
+        form.addRow(self._address_label, self.uri_edit)
+        form.addRow("&MIME type", self.mime_edit)
+        form.addRow("Audience", audience_row)
+        form.addRow("Icons", self.icons_table)
+        form.addRow("&Samples", self.samples_edit)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 8, 8, 8)
+        layout.setSpacing(8)
+        layout.addWidget(self.error_label)
+        layout.addLayout(form)
+        layout.addWidget(self.completions_box)
+        layout.addStretch(1)
+
+    def _connect_edits(self) -> None:
+        for edit in (self.name_edit, self.title_edit, self.uri_edit):
+            edit.textEdited.connect(self._on_edited)
+            edit.editingFinished.connect(self._on_editing_finished)
+        self.uri_edit.textEdited.connect(self._on_address_edited)
+        self.description_edit.textChanged.connect(self._on_edited)
+        self.samples_edit.textChanged.connect(self._on_edited)
+        self.mime_edit.editTextChanged.connect(self._on_edited)
+        self.mime_edit.activated.connect(self._on_editing_finished)
+        self.direct_radio.toggled.connect(self._on_kind_toggled)
+        self.audience_user.toggled.connect(self._on_editing_finished)
+        self.audience_assistant.toggled.connect(self._on_editing_finished)
+        self.priority_spin.valueChanged.connect(self._on_edited)
+        self.icons_table.icons_edited.connect(self._on_editing_finished)
+
+    # -- public API ----------------------------------------------------------
+
+    @property
+    def resource_name(self) -> str:
+        return self._name
+
+    @property
+    def errors(self) -> list[str]:
+        """The problems shown on the form ([] when the declaration is valid)."""
+        return list(self._errors)
+
+    def set_resource(self, name: str) -> None:
+        """Show the named resource ("" or an unknown name clears and disables the form)."""
+        self.commit()
+        spec = self._document.peek(name) if name else None
+        self._name = name if spec is not None else ""
+        self.setEnabled(spec is not None)
+        base_dir = self._document.path.parent if self._document.path else None
+        self.icons_table.set_base_dir(str(base_dir) if base_dir else "")
+        self._load(spec or ResourceSpec())
+        self._show_errors(self._document.form_errors(self._name) if spec is not None else [])
+
+    def commit(self) -> None:
+        """Write the fields to the document now (also happens shortly after each edit)."""
+        self._timer.stop()
+        if self._loading or not self._name or self._document.peek(self._name) is None:
+            return
+        candidate, name_error = self.candidate()
+        self._committing = True
+        try:
+            self._document.update_resource(self._name, candidate)
+            self._name = candidate.name
+        finally:
+            self._committing = False
+        self._show_errors(([name_error] if name_error else []) + self._document.form_errors(self._name))
+
+    def candidate(self) -> tuple[ResourceSpec, str | None]:
+        """The spec the fields describe, and why the typed name was not taken (or None)."""
+        base = self._document.spec(self._name) or ResourceSpec()
+        name = self.name_edit.text().strip()
+        name_error = None
+        if not name:
+            name_error = "Resource name must not be empty"
+        elif name != self._name and self._document.peek(name) is not None:
+            name_error = f"Another resource is already named {name!r}"
+        address = self.uri_edit.text().strip()
+        template = self.template_radio.isChecked()
+        spec = replace(
+            base,
+            name=self._name if name_error else name,
+            title=self.title_edit.text().strip(),
+            description=self.description_edit.toPlainText().strip(),
+            uri="" if template else address,
+            uri_template=address if template else "",
+            mime_type=self.mime_edit.currentText().strip(),
+            samples=[line.strip() for line in self.samples_edit.toPlainText().splitlines() if line.strip()],
+            completions=self._completions() if template else {},
+        )
+        try:
+            spec.icons = self.icons_table.icons()
+        except ValidationError:
+            spec.icons = list(base.icons)
+        audience = tuple(
+            role for role, box in (("user", self.audience_user), ("assistant", self.audience_assistant)) if box.isChecked()
+        )
+        priority = None if self.priority_spin.value() <= _NO_PRIORITY + 1e-9 else round(self.priority_spin.value(), 2)
+        last_modified = base.annotations.last_modified if base.annotations else None
+        annotations = Annotations(audience, priority, last_modified)  # type: ignore[arg-type]
+        spec.annotations = None if annotations.is_empty else annotations
+        return spec, name_error
+
+    # -- loading -------------------------------------------------------------
+
+    def _load(self, spec: ResourceSpec) -> None:
+        self._loading = True
+        try:
+            self.name_edit.setText(spec.name)
+            self.title_edit.setText(spec.title)
+            self._set_plain(self.description_edit, spec.description)
+            # A spec holding both kinds (from a hand-edited file) shows the template; the error says why.
+            self.template_radio.setChecked(spec.is_template)
+            self.direct_radio.setChecked(not spec.is_template)
+            self.uri_edit.setText(spec.uri_template or spec.uri)
+            self.mime_edit.setCurrentText(spec.mime_type)
+            self.icons_table.set_icons(spec.icons)
+            ann = spec.annotations
+            self.audience_user.setChecked(bool(ann and "user" in ann.audience))
+            self.audience_assistant.setChecked(bool(ann and "assistant" in ann.audience))
+            priority = ann.priority if ann and ann.priority is not None else _NO_PRIORITY
+            self.priority_spin.setValue(priority)
+            self._set_plain(self.samples_edit, "\n".join(spec.samples))
+            self._rebuild_completions(spec.completions)
+            self._update_address_label()
+        finally:
+            self._loading = False
+
+    @staticmethod
+    def _set_plain(edit: QPlainTextEdit, text: str) -> None:
+        if edit.toPlainText() != text:
+            edit.setPlainText(text)
+
+    def _update_address_label(self) -> None:
+        template = self.template_radio.isChecked()
+        self._address_label.setText("&URI template" if template else "&URI")
+        self.uri_edit.setPlaceholderText("e.g. notes://{folder}/{id}" if template else "e.g. docs://readme")
+        self.completions_box.setVisible(template)
+
+    def _variables(self) -> list[str] | None:
+        try:
+            return list(compile_template(self.uri_edit.text().strip()).variable_names)
+        except ValidationError:
+            return None
+
+    def _completions(self) -> dict[str, list[str]]:
+        result: dict[str, list[str]] = {}
+        for variable, edit in self._completion_edits.items():
+            values = [value.strip() for value in edit.text().split(",") if value.strip()]
+            if values:
+                result[variable] = values
+        return result
+
+    def _rebuild_completions(self, completions: dict[str, list[str]]) -> None:
+        variables = self._variables() or []
+        # Values of a variable that left the template stay visible, so nothing typed is lost.
+        names = variables + [name for name in completions if name not in variables]
+        while self._completions_layout.rowCount():
+            self._completions_layout.removeRow(0)
+        self._completion_edits = {}
+        for variable in names:
+            edit = QLineEdit(self.completions_box)
+            edit.setObjectName(f"completion_{variable}")
+            edit.setPlaceholderText("e.g. alpha, beta, gamma")
+            edit.setText(", ".join(completions.get(variable, [])))
+            edit.textEdited.connect(self._on_edited)
+            edit.editingFinished.connect(self._on_editing_finished)
+            if variable not in variables:
+                edit.setToolTip(f"{{{variable}}} is not in the template any more")
+            self._completion_edits[variable] = edit
+            self._completions_layout.addRow(f"{{{variable}}}", edit)
+        if not names:
+            self._completions_layout.addRow(QLabel("The template has no variables yet.", self.completions_box))
+
+    def _sync_completion_rows(self) -> None:
+        variables = self._variables()
+        if variables is None:
+            return
+        current = self._completions()
+        wanted = variables + [name for name in current if name not in variables]
+        if wanted != list(self._completion_edits):
+            self._rebuild_completions({**{name: [] for name in wanted}, **current})
+
+    # -- errors --------------------------------------------------------------
+
+    def _show_errors(self, errors: list[str]) -> None:
+        self._errors = errors
+        self.error_label.setText("\n".join(errors))
+        self.error_label.setVisible(bool(errors))
+        marked = set()
+        for message in errors:
+            marked.update(self._fields_for(message))
+        for widget in self._markable():
+            widget.setStyleSheet(_INVALID_STYLE if widget in marked else "")
+            tip = next((m for m in errors if widget in self._fields_for(m)), "")
+            widget.setToolTip(tip or self._default_tips.get(widget, ""))
+        self.errors_changed.emit(list(errors))
+
+    def _markable(self) -> list[QWidget]:
+        return [self.name_edit, self.uri_edit, self.mime_edit, self.samples_edit, self.icons_table.table,
+                self.priority_spin, self.completions_box]  # fmt: skip
+
+    def _fields_for(self, message: str) -> list[QWidget]:
+        lowered = message.lower()
+        if "name must not be empty" in lowered or "already named" in lowered:
+            return [self.name_edit]
+        if "completions" in lowered:
+            return [self.completions_box]
+        if lowered.startswith("icon") or "icon source" in lowered:
+            return [self.icons_table.table]
+        if "sample" in lowered:
+            return [self.samples_edit]
+        if "priority" in lowered or "audience" in lowered:
+            return [self.priority_spin]
+        if "uri" in lowered or "template" in lowered or "declared by" in lowered:
+            return [self.uri_edit]
+        return []
+
+    # -- slots ---------------------------------------------------------------
+
+    @Slot()
+    def _on_edited(self) -> None:
+        if not self._loading:
+            self._timer.start()
+
+    @Slot()
+    def _on_editing_finished(self) -> None:
+        if not self._loading:
+            self.commit()
+
+    @Slot(str)
+    def _on_address_edited(self, _text: str) -> None:
+        if self.template_radio.isChecked():
+            self._sync_completion_rows()
+
+    @Slot(bool)
+    def _on_kind_toggled(self, _direct: bool) -> None:
+        self._update_address_label()
+        if self._loading:
+            return
+        self._sync_completion_rows()
+        self.commit()
+
+    @Slot(str, str)
+    def _on_resource_changed(self, old_name: str, new_name: str) -> None:
+        if self._committing:
+            return
+        if old_name == self._name:
+            # Undo/redo or another view changed this resource: show the document's version.
+            self._timer.stop()
+            self._name = new_name
+            spec = self._document.peek(new_name)
+            if spec is not None:
+                self._load(spec)
+        self._on_other_resource_changed(new_name)
+
+    @Slot(str)
+    def _on_other_resource_changed(self, _name: str) -> None:
+        # Duplicate addresses involve two resources, so any edit may change this form's errors.
+        if self._name and not self._committing and self._document.peek(self._name) is not None:
+            pending = self._timer.isActive()
+            if not pending:
+                self._show_errors(self._document.form_errors(self._name))
+
+    @Slot(str)
+    def _on_resource_removed(self, name: str) -> None:
+        if name == self._name:
+            self._timer.stop()
+            self.set_resource("")
+        else:
+            self._on_other_resource_changed(name)
+
+    @Slot()
+    def _on_project_reset(self) -> None:
+        self._timer.stop()
+        self._name = ""
+        self.set_resource("")
