@@ -46,9 +46,13 @@ class _List(QTreeView):
         self.setIconSize(QSize(16, 16))
         self.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.header().setStretchLastSection(False)
-        self.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        self.header().setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)
-        self.header().resizeSection(1, 120)
+
+    def setModel(self, model) -> None:  # noqa: N802, ANN001 - Qt override; section modes need the columns
+        super().setModel(model)
+        header = self.header()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)
+        header.resizeSection(1, 130)
 
 
 class CatalogueView(QWidget):

@@ -293,6 +293,7 @@ class ContentView(QWidget):
         self.table_view = QTableView(self)
         self.table_view.setObjectName("contentTable")
         self.table_view.setAlternatingRowColors(True)
+        self.table_view.horizontalHeader().setStretchLastSection(True)
         self.table_view.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
         self.image_label = QLabel(self)
         self.image_label.setObjectName("contentImage")

@@ -122,7 +122,7 @@ class IconsTable(QWidget):
         self.table.setIconSize(QSize(THUMB, THUMB))
         self.table.verticalHeader().setDefaultSectionSize(THUMB + 6)
         self.table.setMinimumHeight(THUMB * 3 + 10)
-        self.table.setMaximumHeight(THUMB * 6)
+        self.table.setMaximumHeight(THUMB * 4 + 8)
         self.table.setToolTip("Sizes are space-separated, e.g. '16x16 32x32' or 'any'")
         self.add_button = QPushButton("Add icon", self)
         self.add_button.setObjectName("addIconButton")

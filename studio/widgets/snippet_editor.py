@@ -110,6 +110,11 @@ class SnippetEditor(QPlainTextEdit):
     def source(self) -> str:
         return self.toPlainText()
 
+    @property
+    def has_pending_edit(self) -> bool:
+        """True while an edit waits for the debounce before `source_edited` is emitted."""
+        return self._debounce.isActive()
+
     def flush(self) -> None:
         """Emit a pending debounced `source_edited` now."""
         if self._debounce.isActive():
