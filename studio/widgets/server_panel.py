@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from PySide6.QtCore import QModelIndex, Qt, Signal, Slot
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtGui import QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import (
+    QBoxLayout,
     QCheckBox,
     QComboBox,
     QFormLayout,
@@ -95,12 +96,8 @@ class ServerPanel(QWidget):
         http_form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         http_form.addRow("Address", endpoint)
         http_form.addRow("Token", self.token_edit)
-        http_box = QGroupBox("Streamable HTTP")
-        http_layout = QVBoxLayout(http_box)
-        http_layout.addLayout(http_form)
-        http_layout.addLayout(url_row)
 
-        # -- capabilities --------------------------------------------------------------
+        # -- capabilities (advertised at start, so fixed while running) ------------------
         self.notifications_check = QCheckBox("Notifications", objectName="notificationsSwitch")
         self.notifications_check.setToolTip("Advertise resources.listChanged (fixed while the server runs)")
         self.subscriptions_check = QCheckBox("Subscriptions", objectName="subscriptionsSwitch")
@@ -115,14 +112,16 @@ class ServerPanel(QWidget):
             caps.addWidget(check)
         caps.addStretch(1)
 
-        # -- sessions --------------------------------------------------------------------
-        self.sessions_view = SessionsView(sessions)
-        self.sessions_view.setMinimumHeight(90)
-        sessions_box = QGroupBox("Sessions")
-        sessions_layout = QVBoxLayout(sessions_box)
-        sessions_layout.addWidget(self.sessions_view)
+        http_box = QGroupBox("Streamable HTTP")
+        http_layout = QVBoxLayout(http_box)
+        http_layout.addLayout(http_form)
+        http_layout.addLayout(url_row)
+        http_layout.addLayout(caps)
+        http_layout.addStretch(1)
 
-        # -- notifications ---------------------------------------------------------------------
+        # -- sessions and notifications ------------------------------------------------------
+        self.sessions_view = SessionsView(sessions)
+        self.sessions_view.setMinimumHeight(70)
         self.notify_uri = QComboBox(objectName="notifyUri")
         self.notify_uri.setEditable(True)
         self.notify_uri.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
@@ -141,32 +140,31 @@ class ServerPanel(QWidget):
             "Send notifications/resources/list_changed to every session (Ctrl+Shift+L)"
         )
         self.notify_result = QLabel(objectName="notifyResult")
-        self.notify_result.setWordWrap(True)
         self.notify_result.setStyleSheet("color: palette(placeholder-text);")
         buttons = QHBoxLayout()
+        buttons.addWidget(self.notify_uri, 1)
         buttons.addWidget(self.notify_updated_button)
         buttons.addWidget(self.notify_session_button)
         buttons.addWidget(self.notify_list_button)
-        notify_box = QGroupBox("Notify clients")
-        notify_layout = QVBoxLayout(notify_box)
-        notify_layout.addWidget(self.notify_uri)
-        notify_layout.addLayout(buttons)
-        notify_layout.addWidget(self.notify_result)
+        sessions_box = QGroupBox("Sessions and notifications")
+        sessions_layout = QVBoxLayout(sessions_box)
+        sessions_layout.addWidget(self.sessions_view, 1)
+        sessions_layout.addLayout(buttons)
+        sessions_layout.addWidget(self.notify_result)
 
         # -- client configurations ---------------------------------------------------------
         self.client_config = ClientConfigView()
-        self.client_config.setMinimumHeight(120)
+        self.client_config.setMinimumHeight(90)
         config_box = QGroupBox("Client configuration")
         config_layout = QVBoxLayout(config_box)
         config_layout.addWidget(self.client_config)
 
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 6, 6, 6)
-        layout.addWidget(http_box)
-        layout.addLayout(caps)
-        layout.addWidget(sessions_box, 2)
-        layout.addWidget(notify_box)
-        layout.addWidget(config_box, 1)
+        # Side by side in a wide bottom dock, stacked in a narrow side dock.
+        self._boxes = QBoxLayout(QBoxLayout.Direction.LeftToRight, self)
+        self._boxes.setContentsMargins(4, 4, 4, 4)
+        self._boxes.addWidget(http_box, 3)
+        self._boxes.addWidget(sessions_box, 5)
+        self._boxes.addWidget(config_box, 3)
 
         self.start_button.clicked.connect(self._on_start_clicked)
         self.copy_url_button.clicked.connect(self._on_copy_url_clicked)
@@ -229,6 +227,13 @@ class ServerPanel(QWidget):
         """The direct resources' URIs offered in `notifyUri` (subscribed URIs come from the sessions)."""
         self._direct_uris = list(uris)
         self._refill_notify_uris()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+        wide = event.size().width() > 1.4 * event.size().height()
+        direction = QBoxLayout.Direction.LeftToRight if wide else QBoxLayout.Direction.TopToBottom
+        if self._boxes.direction() != direction:
+            self._boxes.setDirection(direction)
+        super().resizeEvent(event)
 
     def show_notification_result(self, method: str, uri: str, recipients: int) -> None:
         short = method.rsplit("/", 1)[-1]

@@ -1,0 +1,789 @@
+"""The studio's main window: the one place that wires the document, the server facade and the views."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import replace
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer, Slot
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QScrollArea,
+    QSplitter,
+    QWidget,
+)
+
+from resources_qt.errors import ValidationError
+from resources_qt.project import Project, ProjectError, dumps_project, loads_project
+from studio.document import ProjectDocument
+from studio.icons import icon
+from studio.recovery import Autosaver, RecoveryCandidate, RecoveryStore
+from studio.server_sync import ServerSync
+from studio.settings import StudioSettings
+from studio.widgets.catalogue import CatalogueView
+from studio.widgets.resource_editor import ResourceEditor
+from studio.widgets.server_panel import ServerPanel
+from studio.widgets.sessions_view import SessionsModel
+from studio.widgets.traffic_log import TrafficLog
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["MainWindow", "UnsavedChoice"]
+
+FILE_FILTER = "Resource Studio projects (*.toml);;All files (*)"
+_NOTIFY_URI_LIMIT = 500
+
+
+class UnsavedChoice(Enum):
+    SAVE = "save"
+    DISCARD = "discard"
+    CANCEL = "cancel"
+
+
+def _default_controller(project: Project) -> Any:
+    from resources_qt.qt import ServerController  # noqa: PLC0415 - keeps the window importable alone
+
+    return ServerController(project=project)
+
+
+class MainWindow(QMainWindow):
+    """Catalogue, resource editor, server panel and traffic log around one `ProjectDocument`.
+
+    Every prompt is injectable (`ask_unsaved`, `ask_restore`, `ask_open_path`, `ask_save_path`,
+    `report_error`) so tests drive the real window without modal dialogs.
+    """
+
+    def __init__(
+        self,
+        *,
+        settings: StudioSettings | None = None,
+        recovery: RecoveryStore | None = None,
+        controller: Any = None,
+        ask_unsaved: Callable[[str], UnsavedChoice] | None = None,
+        ask_restore: Callable[[RecoveryCandidate], bool] | None = None,
+        ask_open_path: Callable[[], str | None] | None = None,
+        ask_save_path: Callable[[str], str | None] | None = None,
+        report_error: Callable[[str, str], None] | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("mainWindow")
+        self.settings = settings if settings is not None else StudioSettings(parent=self)
+        self.recovery = recovery if recovery is not None else RecoveryStore()
+        self.ask_unsaved = ask_unsaved or self._ask_unsaved_dialog
+        self.ask_restore = ask_restore or self._ask_restore_dialog
+        self.ask_open_path = ask_open_path or self._ask_open_path_dialog
+        self.ask_save_path = ask_save_path or self._ask_save_path_dialog
+        self.report_error = report_error or self._report_error_dialog
+        self._shut_down = False
+        self._session_count = 0
+        self._server_url = ""
+        self._server_failure = ""
+        self._example_name = ""
+        self._completion_serial = 0
+        self._completion_requests: dict[str, tuple[str, str]] = {}
+
+        # -- logic objects ---------------------------------------------------------------
+        self.document = ProjectDocument(parent=self)
+        self.controller = controller if controller is not None else _default_controller(Project())
+        if hasattr(self.controller, "setParent") and self.controller.parent() is None:
+            self.controller.setParent(self)
+        self.sync = ServerSync(self.document, self.controller, self)
+        self.sessions = SessionsModel(self)
+        self.autosaver = Autosaver(self.recovery, self._snapshot, interval_s=self.settings.autosave_seconds(),
+                                   parent=self)  # fmt: skip
+
+        # -- views --------------------------------------------------------------------------
+        self.catalogue = CatalogueView(self.document)
+        self.editor = ResourceEditor(self.document)
+        self.server_panel = ServerPanel(self.sessions)
+        self.traffic_log = TrafficLog()
+        self._build_layout()
+        self._build_actions()
+        self._build_menus_and_toolbar()
+        self._build_status_bar()
+        self._wire()
+
+        self.server_panel.set_endpoint(self.settings.http_host(), self.settings.http_port())
+        announce = self.settings.announce_edits()
+        self.server_panel.set_announce_edits(announce)
+        self.controller.announce_edits = announce
+        self.resize(1280, 800)
+        self._restore_layout()
+        self._refresh_title()
+        self._refresh_server_status()
+        self._refresh_project_views()
+        self.autosaver.start()
+
+    # -- construction ----------------------------------------------------------------------
+
+    def _build_layout(self) -> None:
+        splitter = QSplitter(Qt.Orientation.Horizontal, objectName="mainSplitter")
+        splitter.addWidget(self.catalogue)
+        splitter.addWidget(self.editor)
+        splitter.setStretchFactor(0, 0)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([270, 1010])
+        splitter.setChildrenCollapsible(False)
+        self.setCentralWidget(splitter)
+
+        scroll = QScrollArea(objectName="serverPanelScroll")
+        scroll.setWidget(self.server_panel)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.server_dock = QDockWidget("Server", self, objectName="serverDock")
+        self.server_dock.setWidget(scroll)
+        self.traffic_dock = QDockWidget("Traffic", self, objectName="trafficDock")
+        self.traffic_dock.setWidget(self.traffic_log)
+        # One bottom tab area keeps the editor wide at 1280x800; docks can still be moved anywhere.
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.server_dock)
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.traffic_dock)
+        self.tabifyDockWidget(self.server_dock, self.traffic_dock)
+        self.server_dock.raise_()
+        self.resizeDocks([self.server_dock], [265], Qt.Orientation.Vertical)
+        self._default_state = self.saveState()
+
+    def _action(self, text: str, icon_name: str | None, tip: str, shortcut: Any = None,
+                slot: Callable[[], Any] | None = None) -> QAction:  # fmt: skip
+        action = QAction(text, self)
+        if icon_name:
+            action.setIcon(icon(icon_name))
+        if shortcut is not None:
+            keys = shortcut if isinstance(shortcut, QKeySequence) else QKeySequence(shortcut)
+            action.setShortcut(keys)
+            tip = f"{tip} ({keys.toString(QKeySequence.SequenceFormat.NativeText)})"
+        action.setToolTip(tip)
+        action.setStatusTip(tip)
+        if slot is not None:
+            action.triggered.connect(slot)
+        self.addAction(action)
+        return action
+
+    def _build_actions(self) -> None:
+        keys = QKeySequence.StandardKey
+        self.new_action = self._action("&New", "new", "Start a new project", keys.New, self._on_new_triggered)
+        self.open_action = self._action("&Open…", "open", "Open a project file", keys.Open, self._on_open_triggered)
+        self.save_action = self._action("&Save", "save", "Save the project", keys.Save, self._on_save_triggered)
+        self.save_as_action = self._action("Save &As…", "save-as", "Save the project under a new name",
+                                           keys.SaveAs, self._on_save_as_triggered)  # fmt: skip
+        self.quit_action = self._action("&Quit", None, "Quit Resource Studio", keys.Quit, self.close)
+
+        stack = self.document.undo_stack
+        self.undo_action = stack.createUndoAction(self, "&Undo")
+        self.undo_action.setIcon(icon("undo"))
+        self.undo_action.setShortcut(QKeySequence(keys.Undo))
+        self.undo_action.setToolTip("Undo the last edit (Ctrl+Z)")
+        self.redo_action = stack.createRedoAction(self, "&Redo")
+        self.redo_action.setIcon(icon("redo"))
+        self.redo_action.setShortcut(QKeySequence(keys.Redo))
+        self.redo_action.setToolTip("Redo the last undone edit (Ctrl+Shift+Z)")
+
+        # The catalogue owns add/duplicate/delete; the window gives the adds window-wide shortcuts.
+        self.add_resource_action = self.catalogue.add_resource_action
+        self.add_resource_action.setShortcut(QKeySequence("Ctrl+Shift+N"))
+        self.add_template_action = self.catalogue.add_template_action
+        self.add_template_action.setShortcut(QKeySequence("Ctrl+Shift+T"))
+        for action in (self.add_resource_action, self.add_template_action):
+            action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+            self.addAction(action)
+        self.duplicate_action = self.catalogue.duplicate_action
+        self.delete_action = self.catalogue.delete_action
+
+        self.preview_action = self._action("&Read / Preview", "preview", "Read the preview URI as a client would",
+                                           "Ctrl+R", self._on_preview_triggered)  # fmt: skip
+        self.server_action = self._action("&Start HTTP Server", "start-server",
+                                          "Start or stop serving over Streamable HTTP", "F5",
+                                          self._on_server_action_triggered)  # fmt: skip
+        self.list_changed_action = self._action("Notify &list_changed", "notify-list-changed",
+                                                "Send notifications/resources/list_changed to every session",
+                                                "Ctrl+Shift+L", self._on_list_changed_triggered)  # fmt: skip
+        self.updated_action = self._action("Notify &updated", "notify-updated",
+                                           "Send notifications/resources/updated for the notify URI to its "
+                                           "subscribers", "Ctrl+Shift+U", self._on_updated_triggered)  # fmt: skip
+        self.reset_layout_action = self._action("&Reset Layout", None, "Put the panels back where they were",
+                                                None, self._on_reset_layout_triggered)  # fmt: skip
+
+    def _build_menus_and_toolbar(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        file_menu.addActions([self.new_action, self.open_action])
+        self.recent_menu = file_menu.addMenu("Open &Recent")
+        self.recent_menu.setObjectName("recentMenu")
+        file_menu.addSeparator()
+        file_menu.addActions([self.save_action, self.save_as_action])
+        file_menu.addSeparator()
+        file_menu.addAction(self.quit_action)
+
+        edit_menu = bar.addMenu("&Edit")
+        edit_menu.addActions([self.undo_action, self.redo_action])
+        edit_menu.addSeparator()
+        edit_menu.addActions([self.add_resource_action, self.add_template_action, self.duplicate_action,
+                              self.delete_action])  # fmt: skip
+        edit_menu.addSeparator()
+        edit_menu.addAction(self.preview_action)
+
+        server_menu = bar.addMenu("&Server")
+        server_menu.addAction(self.server_action)
+        server_menu.addSeparator()
+        server_menu.addActions([self.list_changed_action, self.updated_action])
+
+        view_menu = bar.addMenu("&View")
+        for dock, keys in ((self.server_dock, "Ctrl+1"), (self.traffic_dock, "Ctrl+2")):
+            toggle = dock.toggleViewAction()
+            toggle.setShortcut(QKeySequence(keys))
+            toggle.setToolTip(f"Show or hide the {dock.windowTitle().lower()} panel")
+            view_menu.addAction(toggle)
+        view_menu.addSeparator()
+        view_menu.addAction(self.reset_layout_action)
+
+        toolbar = self.addToolBar("Main")
+        toolbar.setObjectName("mainToolbar")
+        toolbar.setMovable(False)
+        toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonIconOnly)
+        for group in (
+            (self.new_action, self.open_action, self.save_action),
+            (self.undo_action, self.redo_action),
+            (self.add_resource_action, self.add_template_action, self.duplicate_action, self.delete_action),
+            (self.preview_action,),
+            (self.server_action, self.list_changed_action, self.updated_action),
+        ):
+            toolbar.addActions(list(group))
+            toolbar.addSeparator()
+        self._rebuild_recent_menu(self.settings.recent_files())
+
+    def _build_status_bar(self) -> None:
+        self.status_label = QLabel(objectName="serverStatus")
+        self.status_label.setToolTip("Server state")
+        self.errors_label = QLabel(objectName="errorStatus")
+        self.errors_label.setToolTip("Resources with errors are not served until they are fixed")
+        self.statusBar().addPermanentWidget(self.errors_label)
+        self.statusBar().addPermanentWidget(self.status_label)
+
+    def _wire(self) -> None:
+        doc, ctl, panel, editor = self.document, self.controller, self.server_panel, self.editor
+        # document -> window / views (the catalogue and editor listen to the document themselves)
+        doc.dirty_changed.connect(self._on_dirty_changed)
+        doc.path_changed.connect(self._on_path_changed)
+        doc.project_reset.connect(self._on_settings_changed)
+        doc.settings_changed.connect(self._on_settings_changed)
+        for signal in (doc.project_reset, doc.resource_added, doc.resource_removed, doc.resource_changed,
+                       doc.settings_changed):  # fmt: skip
+            signal.connect(self._on_catalogue_edited)
+        self.catalogue.resource_selected.connect(self._on_resource_selected)
+        self.sync.apply_failed.connect(self._on_apply_failed)
+        self.settings.recent_files_changed.connect(self._rebuild_recent_menu)
+        self.autosaver.autosave_failed.connect(self._on_autosave_failed)
+
+        # editor <-> facade
+        editor.preview.preview_requested.connect(ctl.preview)
+        editor.preview.completion_requested.connect(self._on_completion_requested)
+        ctl.preview_finished.connect(editor.preview.show_outcome)
+        ctl.completions_ready.connect(self._on_completions_ready)
+        ctl.snippet_output.connect(self._on_snippet_output)
+
+        # server panel -> facade (through the window, which also remembers preferences)
+        panel.start_requested.connect(self._on_start_requested)
+        panel.stop_requested.connect(self._on_stop_requested)
+        panel.capabilities_changed.connect(self._on_capabilities_changed)
+        panel.announce_edits_changed.connect(self._on_announce_edits_changed)
+        panel.list_changed_requested.connect(ctl.send_resources_changed)
+        panel.updated_requested.connect(ctl.send_resource_updated)
+        panel.session_updated_requested.connect(ctl.send_resource_updated_for_session)
+
+        # facade -> views
+        ctl.server_started.connect(self._on_server_started)
+        ctl.server_stopped.connect(self._on_server_stopped)
+        ctl.server_failed.connect(self._on_server_failed)
+        ctl.session_opened.connect(self._on_session_opened)
+        ctl.session_closed.connect(self._on_session_closed)
+        ctl.subscription_added.connect(self.sessions.add_subscription)
+        ctl.subscription_removed.connect(self.sessions.remove_subscription)
+        ctl.traffic_logged.connect(self.traffic_log.add_entries)
+        ctl.notification_sent.connect(self._on_notification_sent)
+
+        # notifyUri choices change with the catalogue; rebuild them once per burst of edits
+        self._notify_uris_timer = QTimer(self, singleShot=True, interval=150)
+        self._notify_uris_timer.timeout.connect(self._on_refresh_project_views)
+
+    # -- projects --------------------------------------------------------------------------
+
+    def open_initial(self, path: Path | None) -> None:
+        """At start-up: the given project, else the last one, else the bundled example (untitled)."""
+        if path is not None:
+            self.open_project(path)
+            return
+        last = self.settings.last_project()
+        if last and Path(last).is_file() and self.open_project(last):
+            return
+        from studio.app import bundled_example  # noqa: PLC0415 - avoid an import cycle
+
+        example = bundled_example()
+        if example is not None:
+            self.open_example(example)
+        self.offer_untitled_recovery()
+
+    def open_project(self, path: str | Path, *, ask_to_save: bool = True) -> bool:
+        """Open a project file (offering its recovery file after a crash); False if cancelled or failed."""
+        if ask_to_save and not self.maybe_save():
+            return False
+        path = Path(path)
+        try:
+            self.document.load(path)
+        except ProjectError as exc:
+            self.report_error("Cannot open project", exc.message)
+            return False
+        self.settings.add_recent_file(path)
+        self.settings.set_last_project(path)
+        self.autosaver.forget()
+        candidate = self.recovery.pending(path)
+        if candidate is not None and self.ask_restore(candidate):
+            self._restore(candidate, path)
+        elif candidate is not None:
+            self.recovery.discard(path)
+        self._select_first()
+        return True
+
+    def open_example(self, path: Path) -> bool:
+        """Open a bundled example as an untitled project, so saving asks where to put it."""
+        try:
+            project = loads_project(path.read_text(encoding="utf-8"), source=str(path))
+        except (OSError, ProjectError) as exc:
+            self.report_error("Cannot open the example", str(exc))
+            return False
+        self.document.set_project(project, None)
+        self._example_name = path.stem
+        self._refresh_title()
+        self._select_first()
+        return True
+
+    def offer_untitled_recovery(self) -> bool:
+        candidate = self.recovery.pending(None)
+        if candidate is None:
+            return False
+        if self.ask_restore(candidate):
+            return self._restore(candidate, None)
+        self.recovery.discard(None)
+        return False
+
+    def _restore(self, candidate: RecoveryCandidate, path: Path | None) -> bool:
+        try:
+            project = loads_project(candidate.text, source=str(candidate.recovery_path))
+        except ProjectError as exc:
+            self.report_error("Cannot restore the recovered work", exc.message)
+            return False
+        self.document.set_project(project, path, dirty=True)
+        self.statusBar().showMessage("Restored unsaved work from the recovery file", 8000)
+        self._select_first()
+        return True
+
+    def new_project(self) -> bool:
+        if not self.maybe_save():
+            return False
+        self._discard_recovery()
+        self.document.new_project()
+        self._example_name = ""
+        return True
+
+    def save(self) -> bool:
+        if self.document.path is None:
+            return self.save_as()
+        return self._save_to(self.document.path)
+
+    def save_as(self, path: str | Path | None = None) -> bool:
+        if path is None:
+            suggestion = str(self.document.path or Path.home() / f"{self._example_name or 'untitled'}.toml")
+            chosen = self.ask_save_path(suggestion)
+            if not chosen:
+                return False
+            path = chosen
+        return self._save_to(Path(path))
+
+    def _save_to(self, path: Path) -> bool:
+        self.editor.flush()
+        previous = self.document.path
+        try:
+            written = self.document.save(path)
+        except (OSError, ValidationError) as exc:
+            self.report_error("Cannot save the project", str(exc))
+            return False
+        self.recovery.discard(previous)
+        self.recovery.discard(written)
+        self.autosaver.forget()
+        self.settings.add_recent_file(written)
+        self.settings.set_last_project(written)
+        self._example_name = ""
+        self.statusBar().showMessage(f"Saved {written}", 4000)
+        return True
+
+    def maybe_save(self) -> bool:
+        """Ask about unsaved changes; True when it is fine to go on (saved or discarded)."""
+        if not self.document.is_dirty:
+            return True
+        choice = self.ask_unsaved(self._project_label())
+        if choice is UnsavedChoice.SAVE:
+            return self.save()
+        if choice is UnsavedChoice.DISCARD:
+            self._discard_recovery()
+            return True
+        return False
+
+    def _discard_recovery(self) -> None:
+        self.recovery.discard(self.document.path)
+        self.autosaver.forget()
+
+    def _snapshot(self) -> tuple[Path | None, str, bool]:
+        try:
+            text = dumps_project(self.document.project)
+        except (TypeError, ValueError) as exc:  # a half-typed value that TOML cannot hold yet
+            logger.debug("autosave skipped: %s", exc)
+            return self.document.path, "", False
+        return self.document.path, text, self.document.is_dirty
+
+    def _select_first(self) -> None:
+        names = self.document.names()
+        if names:
+            self.catalogue.select(names[0])
+
+    # -- server ----------------------------------------------------------------------------
+
+    def start_http(self, host: str = "127.0.0.1", port: int = 8765, token: str | None = None) -> None:
+        self.server_panel.set_endpoint(host, port)
+        self._on_start_requested(host, port, token or "")
+
+    def start_stdio(self) -> None:
+        """Serve the client that launched the studio over stdin/stdout while the window is open."""
+        self.server_panel.set_busy()
+        self.controller.start_stdio()
+
+    def shutdown(self) -> None:
+        """Stop the server and the snippet workers (idempotent; the app calls it on exit)."""
+        if self._shut_down:
+            return
+        self._shut_down = True
+        self.autosaver.stop()
+        try:
+            self.controller.shutdown()
+        except Exception:  # noqa: BLE001 - never block quitting
+            logger.exception("server shutdown failed")
+
+    # -- window layout -------------------------------------------------------------------
+
+    def _restore_layout(self) -> None:
+        geometry, state = self.settings.window_geometry(), self.settings.window_state()
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        if state is not None:
+            self.restoreState(state)
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
+        if not self.maybe_save():
+            event.ignore()
+            return
+        self.settings.save_window(self.saveGeometry(), self.saveState())
+        if self.document.path is not None:
+            self.settings.set_last_project(self.document.path)
+        self._discard_recovery()
+        self.settings.sync()
+        self.shutdown()
+        event.accept()
+
+    # -- refreshers ----------------------------------------------------------------------
+
+    def _project_label(self) -> str:
+        if self.document.path is not None:
+            return self.document.path.name
+        return f"{self._example_name} (example)" if self._example_name else "Untitled"
+
+    def _refresh_title(self) -> None:
+        self.setWindowTitle(f"{self._project_label()}[*] — Resource Studio")
+        self.setWindowModified(self.document.is_dirty)
+        if self.document.path is not None:
+            self.setWindowFilePath(str(self.document.path))
+
+    def _refresh_server_status(self) -> None:
+        if self._server_url:
+            where = self._server_url if self._server_url.startswith("http") else f"over {self._server_url}"
+            count = self._session_count
+            text = f"Serving {where} · {count} session{'s' if count != 1 else ''}"
+            self.server_action.setText("&Stop Server")
+            self.server_action.setIcon(icon("stop-server"))
+        else:
+            text = f"Failed: {self._server_failure}" if self._server_failure else "Stopped"
+            self.server_action.setText("&Start HTTP Server")
+            self.server_action.setIcon(icon("start-server"))
+        self.status_label.setText(text)
+        self.server_action.setToolTip(f"{'Stop' if self._server_url else 'Start'} the server (F5)")
+        running = bool(self._server_url)
+        server = self.document.project.server
+        self.list_changed_action.setEnabled(running and server.notifications)
+        self.updated_action.setEnabled(running and server.subscriptions)
+
+    def _refresh_project_views(self) -> None:
+        server = self.document.project.server
+        self.server_panel.set_capabilities(server.notifications, server.subscriptions)
+        direct = [spec.uri for spec in self.document.project.resources if spec.uri]
+        self.server_panel.set_direct_uris(direct[:_NOTIFY_URI_LIMIT])
+        self.server_panel.client_config.update_config(
+            server_name=server.name,
+            url=self._server_url if self._server_url.startswith("http") else None,
+            token=self.server_panel.token_edit.text().strip() or None,
+            project_path=self.document.path,
+        )
+        invalid = self.sync.held_back()
+        self.errors_label.setText(f"{len(invalid)} with errors (not served)" if invalid else "")
+        self.errors_label.setToolTip("Not served until fixed:\n" + "\n".join(invalid[:20]) if invalid else "")
+        self._refresh_server_status()
+
+    @Slot(list)
+    def _rebuild_recent_menu(self, files: list) -> None:
+        self.recent_menu.clear()
+        for path in files:
+            action = self.recent_menu.addAction(Path(path).name)
+            action.setToolTip(path)
+            action.setStatusTip(path)
+            action.setData(path)
+            action.triggered.connect(self._on_recent_triggered)
+        if files:
+            self.recent_menu.addSeparator()
+            self.recent_menu.addAction("Clear Recent Files").triggered.connect(self.settings.clear_recent_files)
+        self.recent_menu.setEnabled(bool(files))
+
+    # -- slots: document and views -----------------------------------------------------
+
+    @Slot(bool)
+    def _on_dirty_changed(self, _dirty: bool) -> None:
+        self._refresh_title()
+
+    @Slot(str)
+    def _on_path_changed(self, _path: str) -> None:
+        self._refresh_title()
+        self._notify_uris_timer.start()
+
+    @Slot()
+    def _on_catalogue_edited(self) -> None:
+        self._notify_uris_timer.start()
+
+    @Slot()
+    def _on_refresh_project_views(self) -> None:
+        self._refresh_project_views()
+
+    @Slot()
+    def _on_settings_changed(self) -> None:
+        # Capabilities are advertised at start, so they follow the project only while stopped.
+        server = self.document.project.server
+        if not self._server_url:
+            self.controller.set_capabilities(server.notifications, server.subscriptions)
+        self.server_panel.set_capabilities(server.notifications, server.subscriptions)
+
+    @Slot(str)
+    def _on_resource_selected(self, name: str) -> None:
+        self.editor.show_resource(name)
+
+    @Slot(str, str, str, dict)
+    def _on_completion_requested(self, resource: str, variable: str, value: str, context: dict) -> None:
+        self._completion_serial += 1
+        request_id = str(self._completion_serial)
+        self._completion_requests[request_id] = (resource, variable)
+        self.controller.complete(request_id, resource, variable, value, context)
+
+    @Slot(str, list)
+    def _on_completions_ready(self, request_id: str, values: list) -> None:
+        resource, variable = self._completion_requests.pop(request_id, ("", ""))
+        # Answers to older requests, or for a resource no longer shown, are stale.
+        if resource and resource == self.editor.resource_name and int(request_id) == self._completion_serial:
+            self.editor.preview.set_completions(variable, [str(value) for value in values])
+
+    @Slot(str, str)
+    def _on_snippet_output(self, key: str, text: str) -> None:
+        name = self.editor.resource_name
+        spec = self.document.peek(name) if name else None
+        if spec is not None and key in (name, spec.key):
+            self.editor.append_output(text)
+
+    @Slot(str)
+    def _on_apply_failed(self, message: str) -> None:
+        self.statusBar().showMessage(f"Not served: {message}", 8000)
+
+    @Slot(str)
+    def _on_autosave_failed(self, message: str) -> None:
+        self.statusBar().showMessage(f"Autosave failed: {message}", 8000)
+
+    @Slot()
+    def _on_recent_triggered(self) -> None:
+        action = self.sender()
+        path = action.data() if isinstance(action, QAction) else None
+        if not path:
+            return
+        if not Path(path).is_file():
+            self.settings.remove_recent_file(path)
+            self.report_error("Cannot open project", f"{path} no longer exists")
+            return
+        self.open_project(path)
+
+    @Slot()
+    def _on_new_triggered(self) -> None:
+        self.new_project()
+
+    @Slot()
+    def _on_open_triggered(self) -> None:
+        if not self.maybe_save():
+            return
+        path = self.ask_open_path()
+        if path:
+            self.open_project(path, ask_to_save=False)
+
+    @Slot()
+    def _on_save_triggered(self) -> None:
+        self.save()
+
+    @Slot()
+    def _on_save_as_triggered(self) -> None:
+        self.save_as()
+
+    @Slot()
+    def _on_preview_triggered(self) -> None:
+        if not self.editor.resource_name:
+            self.statusBar().showMessage("Select a resource to preview first", 4000)
+            return
+        self.editor.bottom_tabs.setCurrentWidget(self.editor.preview)
+        self.editor.preview.read_button.click()
+
+    @Slot()
+    def _on_reset_layout_triggered(self) -> None:
+        self.restoreState(self._default_state)
+        for dock in (self.server_dock, self.traffic_dock):
+            dock.show()
+
+    # -- slots: server -----------------------------------------------------------------
+
+    @Slot()
+    def _on_server_action_triggered(self) -> None:
+        if self._server_url or self.server_panel.is_running:
+            self._on_stop_requested()
+        else:
+            panel = self.server_panel
+            self._on_start_requested(panel.host_edit.text().strip() or "127.0.0.1", panel.port_spin.value(),
+                                     panel.token_edit.text().strip())  # fmt: skip
+
+    @Slot(str, int, str)
+    def _on_start_requested(self, host: str, port: int, token: str) -> None:
+        self.settings.save_http_endpoint(host, port)
+        self._server_failure = ""
+        self.server_panel.set_busy()
+        self.status_label.setText(f"Starting on {host}:{port}…")
+        self.controller.start_http(host, port, token or None)
+
+    @Slot()
+    def _on_stop_requested(self) -> None:
+        self.server_panel.set_busy()
+        self.status_label.setText("Stopping…")
+        self.controller.stop()
+
+    @Slot(bool, bool)
+    def _on_capabilities_changed(self, notifications: bool, subscriptions: bool) -> None:
+        server = self.document.project.server
+        self.document.set_server_settings(replace(server, notifications=notifications, subscriptions=subscriptions))
+
+    @Slot(bool)
+    def _on_announce_edits_changed(self, value: bool) -> None:
+        self.controller.announce_edits = value
+        self.settings.set_announce_edits(value)
+
+    @Slot()
+    def _on_list_changed_triggered(self) -> None:
+        self.controller.send_resources_changed()
+
+    @Slot()
+    def _on_updated_triggered(self) -> None:
+        uri = self.server_panel.notify_uri.currentText().strip()
+        if uri:
+            self.controller.send_resource_updated(uri)
+        else:
+            self.statusBar().showMessage("Choose a URI to announce in the server panel first", 5000)
+
+    @Slot(str)
+    def _on_server_started(self, url: str) -> None:
+        self._server_url = url
+        self._server_failure = ""
+        self.server_panel.set_running(url)
+        self._refresh_project_views()
+
+    @Slot()
+    def _on_server_stopped(self) -> None:
+        self._server_url = ""
+        self._session_count = 0
+        self.sessions.clear()
+        self.server_panel.set_stopped()
+        self._refresh_server_status()
+
+    @Slot(str)
+    def _on_server_failed(self, message: str) -> None:
+        self._server_url = ""
+        self._server_failure = message
+        self._session_count = 0
+        self.sessions.clear()
+        self.server_panel.set_stopped(message)
+        self.statusBar().showMessage(f"Server failed: {message}", 10000)
+        self._refresh_server_status()
+
+    @Slot(object)
+    def _on_session_opened(self, info: Any) -> None:
+        self.sessions.add_session(info)
+        if getattr(info, "client_name", ""):
+            self.traffic_log.set_session_label(info.id, info.client_name)
+        self._session_count = self.sessions.rowCount()
+        self._refresh_server_status()
+
+    @Slot(str)
+    def _on_session_closed(self, session_id: str) -> None:
+        self.sessions.remove_session(session_id)
+        self._session_count = self.sessions.rowCount()
+        self._refresh_server_status()
+
+    @Slot(str, str, int)
+    def _on_notification_sent(self, method: str, uri: str, recipients: int) -> None:
+        self.server_panel.show_notification_result(method, uri, recipients)
+
+    # -- default prompts -----------------------------------------------------------------
+
+    def _ask_unsaved_dialog(self, label: str) -> UnsavedChoice:
+        buttons = QMessageBox.StandardButton
+        answer = QMessageBox.question(
+            self, "Unsaved changes", f"Save the changes to {label}?",
+            buttons.Save | buttons.Discard | buttons.Cancel, buttons.Save,
+        )  # fmt: skip
+        if answer == buttons.Save:
+            return UnsavedChoice.SAVE
+        return UnsavedChoice.DISCARD if answer == buttons.Discard else UnsavedChoice.CANCEL
+
+    def _ask_restore_dialog(self, candidate: RecoveryCandidate) -> bool:
+        name = candidate.project_path.name if candidate.project_path else "an untitled project"
+        answer = QMessageBox.question(
+            self, "Restore unsaved work?",
+            f"Resource Studio found unsaved changes to {name} from "
+            f"{candidate.saved_at:%Y-%m-%d %H:%M}, probably left by a crash.\n\nRestore them?",
+        )  # fmt: skip
+        return answer == QMessageBox.StandardButton.Yes
+
+    def _ask_open_path_dialog(self) -> str | None:
+        start = str(self.document.path.parent) if self.document.path else str(Path.home())
+        path, _ = QFileDialog.getOpenFileName(self, "Open project", start, FILE_FILTER)
+        return path or None
+
+    def _ask_save_path_dialog(self, suggestion: str) -> str | None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save project as", suggestion, FILE_FILTER)
+        if path and not Path(path).suffix:
+            path += ".toml"
+        return path or None
+
+    def _report_error_dialog(self, title: str, message: str) -> None:
+        QMessageBox.warning(self, title, message)

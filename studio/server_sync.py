@@ -1,0 +1,136 @@
+"""Keeps the served catalogue equal to the document's valid resources; nothing invalid reaches the server."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal, Slot
+
+from resources_qt.project import Project, ResourceSpec
+from studio.document import ProjectDocument
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["ServerSync"]
+
+
+class ServerSync(QObject):
+    """Forwards document edits to the facade (`apply_project`, `apply_resource`, `set_prelude`).
+
+    A spec with errors is held back; the server keeps serving its last valid
+    version until the user fixes it, so a half-typed edit never breaks a client.
+
+    Signals:
+        apply_failed(str message): the facade refused an edit (it stays unserved).
+    """
+
+    apply_failed = Signal(str)
+
+    def __init__(self, document: ProjectDocument, controller: Any, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._document = document
+        self._controller = controller
+        # document name -> the spec the server has for it (its server-side name is served.name)
+        self._served: dict[str, ResourceSpec] = {}
+        document.project_reset.connect(self._on_project_reset)
+        document.resource_added.connect(self._on_resource_added)
+        document.resource_removed.connect(self._on_resource_removed)
+        document.resource_changed.connect(self._on_resource_changed)
+        document.prelude_changed.connect(self._on_prelude_changed)
+        document.settings_changed.connect(self._on_settings_changed)
+
+    def served_names(self) -> list[str]:
+        """Server-side names of what is being served (for tests and the status bar)."""
+        return sorted(spec.name for spec in self._served.values())
+
+    def held_back(self) -> list[str]:
+        """Document resources whose current version is not served because it has errors."""
+        return [name for name in self._document.names() if not self._document.is_valid(name)]
+
+    def valid_project(self) -> Project:
+        project = self._document.project
+        specs = [self._document.spec(name) for name in self._document.names() if self._document.is_valid(name)]
+        return Project(server=replace(project.server), prelude=project.prelude,
+                       resources=[s for s in specs if s is not None], path=project.path)  # fmt: skip
+
+    def resync_all(self) -> None:
+        project = self.valid_project()
+        self._served = {spec.name: spec for spec in project.resources}
+        self._call("apply_project", project)
+
+    # -- slots ---------------------------------------------------------------------------
+
+    @Slot()
+    def _on_project_reset(self) -> None:
+        self.resync_all()
+
+    @Slot()
+    def _on_settings_changed(self) -> None:
+        self.resync_all()
+
+    @Slot()
+    def _on_prelude_changed(self) -> None:
+        self._call("set_prelude", self._document.project.prelude)
+
+    @Slot(str)
+    def _on_resource_added(self, name: str) -> None:
+        self._sync(name)
+        self._sync_neighbours(self._key_of(name))
+
+    @Slot(str)
+    def _on_resource_removed(self, name: str) -> None:
+        served = self._served.pop(name, None)
+        if served is not None:
+            self._call("apply_resource", served.name, None)
+            self._sync_neighbours(served.key)
+
+    @Slot(str, str)
+    def _on_resource_changed(self, old_name: str, new_name: str) -> None:
+        served = self._served.pop(old_name, None)
+        if served is not None:
+            self._served[new_name] = served
+        self._sync(new_name)
+        # A key freed or taken may make a duplicate elsewhere valid again.
+        self._sync_neighbours(self._key_of(new_name), served.key if served else None)
+
+    # -- internals ---------------------------------------------------------------------
+
+    def _key_of(self, name: str) -> str | None:
+        spec = self._document.peek(name)
+        return spec.key if spec is not None else None
+
+    def _sync(self, name: str) -> None:
+        if not self._document.is_valid(name):
+            return  # keep the last valid version (if any) on the server
+        spec = self._document.spec(name)
+        served = self._served.get(name)
+        if spec is None or spec == served:
+            return
+        if served is None:
+            stale = next((doc for doc, s in self._served.items() if s.name == spec.name), None)
+            if stale is not None:  # an old, renamed-away version still holds this server-side name
+                self._call("apply_resource", spec.name, None)
+                del self._served[stale]
+        if self._call("apply_resource", served.name if served else None, spec):
+            self._served[name] = spec
+
+    def _sync_neighbours(self, *keys: str | None) -> None:
+        wanted = {key for key in keys if key}
+        if not wanted:
+            return
+        for spec in list(self._document.project.resources):
+            if spec.key in wanted:
+                self._sync(spec.name)
+
+    def _call(self, method: str, *args: Any) -> bool:
+        if self._controller is None:
+            return True
+        try:
+            getattr(self._controller, method)(*args)
+        except Exception as exc:  # noqa: BLE001 - a refused edit must not break editing
+            logger.warning("server refused %s: %s", method, exc)
+            self.apply_failed.emit(str(exc))
+            return False
+        return True

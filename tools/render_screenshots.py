@@ -1,0 +1,165 @@
+"""Render screenshots of the studio's main views into docs/screenshots/ (offscreen, or under Xvfb).
+
+    python tools/render_screenshots.py [PROJECT] [--out docs/screenshots]
+
+Opens the real window on a project (the bundled example by default), previews a
+template, starts the HTTP server on a free port, connects an SDK client that
+lists, reads and subscribes, then grabs the window and its panels. Settings and
+recovery files go to a temporary folder, so the user's own are never touched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def _client_session(url: str, uris: list[str], done: threading.Event, stop: threading.Event) -> None:
+    """A real client that lists, reads and subscribes, then stays connected until `stop` is set."""
+    from mcp import Client  # noqa: PLC0415
+
+    async def main() -> None:
+        async with Client(url, mode="legacy", read_timeout_seconds=15) as client:
+            await client.list_resources()
+            await client.list_resource_templates()
+            for uri in uris:
+                try:
+                    await client.read_resource(uri)
+                except Exception:  # noqa: BLE001 - errors are part of the traffic worth showing
+                    pass
+            if uris:
+                try:
+                    await client.subscribe_resource(uris[0])
+                except Exception:  # noqa: BLE001 - the example may not enable subscriptions
+                    pass
+            done.set()
+            while not stop.is_set():
+                await asyncio.sleep(0.05)
+
+    loop = asyncio.SelectorEventLoop()
+    try:
+        loop.run_until_complete(main())
+    except Exception as exc:  # noqa: BLE001
+        print(f"client failed: {exc}", file=sys.stderr)
+        done.set()
+    finally:
+        loop.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("project", nargs="?", help="project file (default: the bundled example)")
+    parser.add_argument("--out", default=str(ROOT / "docs" / "screenshots"), help="output folder")
+    options = parser.parse_args(argv)
+    if not os.environ.get("DISPLAY"):
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    scratch = Path(tempfile.mkdtemp(prefix="studio-shots-"))
+    os.environ["RESOURCE_STUDIO_SETTINGS"] = str(scratch / "settings.ini")
+    os.environ["RESOURCE_STUDIO_RECOVERY_DIR"] = str(scratch / "recovery")
+
+    from PySide6.QtCore import QCoreApplication, QEventLoop  # noqa: PLC0415
+    from PySide6.QtWidgets import QApplication, QWidget  # noqa: PLC0415
+
+    app = QApplication([sys.argv[0]])
+    app.setApplicationName("Resource Studio")
+    from studio.app import bundled_example  # noqa: PLC0415
+    from studio.icons import icon  # noqa: PLC0415
+    from studio.main_window import MainWindow, UnsavedChoice  # noqa: PLC0415
+
+    app.setWindowIcon(icon("app"))
+    out = Path(options.out)
+    out.mkdir(parents=True, exist_ok=True)
+
+    def pump(seconds: float, until: Any = None) -> bool:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            QCoreApplication.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 50)
+            if until is not None and until():
+                return True
+            time.sleep(0.01)
+        return until is None
+
+    def shoot(widget: QWidget, name: str) -> None:
+        path = out / f"{name}.png"
+        widget.grab().save(str(path))
+        print(f"wrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
+
+    window = MainWindow(ask_unsaved=lambda label: UnsavedChoice.DISCARD, ask_restore=lambda candidate: False)
+    project = Path(options.project) if options.project else bundled_example()
+    if project is None:
+        print("no project given and no bundled example found", file=sys.stderr)
+        return 1
+    if options.project:
+        window.open_project(project)
+    else:
+        window.open_example(project)
+    window.resize(1280, 800)
+    window.show()
+    pump(0.5)
+
+    document = window.document
+    template = next((n for n in document.names() if document.peek(n).is_template), None)
+    direct = [document.peek(n).uri for n in document.names() if not document.peek(n).is_template]
+    target = template or (document.names()[0] if document.names() else None)
+    if target:
+        window.catalogue.select(target)
+        pump(0.3)
+        window.preview_action.trigger()
+        pump(8.0, until=lambda: window.editor.preview_shown() if hasattr(window.editor, "preview_shown") else False)
+        pump(0.5)
+
+    server = document.project.server
+    if not (server.notifications and server.subscriptions):
+        window.server_panel.notifications_check.setChecked(True)
+        window.server_panel.subscriptions_check.setChecked(True)
+    window.start_http("127.0.0.1", 0)
+    started = pump(10.0, until=lambda: window.server_panel.is_running)
+    stop = threading.Event()
+    client = None
+    if started:
+        uris = direct[:2]
+        if template and document.peek(template).sample_uris():
+            uris.append(document.peek(template).sample_uris()[0])
+        done = threading.Event()
+        client = threading.Thread(target=_client_session, args=(window.server_panel.url, uris, done, stop),
+                                  daemon=True)  # fmt: skip
+        client.start()
+        pump(15.0, until=done.is_set)
+        pump(1.0, until=lambda: window.sessions.rowCount() > 0)
+        pump(0.5)
+        log = window.traffic_log
+        for row in range(log.proxy.rowCount()):
+            if "read" in str(log.proxy.index(row, 3).data()):
+                log.table.selectRow(row)
+                break
+        pump(0.3)
+    else:
+        print("the server did not start; screenshots show it stopped", file=sys.stderr)
+
+    shoot(window, "main_window")
+    shoot(window.centralWidget(), "editor")
+    shoot(window.server_dock, "server_panel")
+    shoot(window.traffic_dock, "traffic_log")
+    shoot(window.catalogue, "catalogue")
+
+    stop.set()
+    if client is not None:
+        client.join(5)
+    window.shutdown()
+    window.close()
+    pump(0.2)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
