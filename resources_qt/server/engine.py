@@ -201,7 +201,7 @@ class ResourceServer:
 
         async def main() -> None:
             try:
-                ok = await http_host.serve_uvicorn(app, sock, on_started=started, stopper=keep, graceful_timeout=1.0)
+                ok = await http_host.serve_uvicorn(app, sock, on_started=started, stopper=keep, graceful_timeout=1)
             finally:
                 sock.close()
             if not ok and not self._stopping:

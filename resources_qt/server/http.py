@@ -15,6 +15,7 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.lowlevel import Server
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
+from pydantic import AnyHttpUrl
 from starlette.applications import Starlette
 
 __all__ = [
@@ -103,7 +104,7 @@ def build_app(
         verifier = StaticTokenVerifier(token)
         # The SDK wires bearer checking through AuthSettings; no authorization
         # server or metadata routes are mounted since resource_server_url is None.
-        auth = AuthSettings(issuer_url=f"http://127.0.0.1:{port or 1}", resource_server_url=None)
+        auth = AuthSettings(issuer_url=AnyHttpUrl(f"http://127.0.0.1:{port or 1}"), resource_server_url=None)
     return server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         transport_security=security_settings(host, extra_hosts),
@@ -144,7 +145,7 @@ async def serve_uvicorn(
     *,
     on_started: Callable[[], None],
     stopper: Callable[[uvicorn.Server], None],
-    graceful_timeout: float = 2.0,
+    graceful_timeout: int = 2,
 ) -> bool:
     """Run uvicorn on an already-listening socket until told to exit; False if it never started.
 

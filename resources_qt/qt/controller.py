@@ -1,0 +1,387 @@
+"""ServerController: the Qt face of the engine; widgets talk to this, never to the engine."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+from collections.abc import Callable, Coroutine, Mapping
+from typing import Any, TypeVar
+
+from PySide6.QtCore import Property, QObject, Signal, Slot
+
+from resources_qt.project import Project, ResourceSpec
+from resources_qt.resource import Resource
+from resources_qt.server import ResourceServer
+from resources_qt.server.completion import complete_values
+from resources_qt.server.events import (
+    NotificationSent,
+    ServerEvent,
+    ServerFailed,
+    ServerStarted,
+    ServerStopped,
+    SessionClosed,
+    SessionInfo,
+    SessionOpened,
+    SubscriptionAdded,
+    SubscriptionRemoved,
+    Traffic,
+)
+from resources_qt.server.loopthread import LoopThread
+from resources_qt.server.reading import PreviewOutcome
+from resources_qt.server.reload import ChangeSummary, announce_changes, apply_project, apply_spec
+from resources_qt.snippets import SnippetPool, bind_project, snippet_resource
+
+from resources_qt.qt.pump import EventPump
+
+__all__ = ["ServerController"]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+class _Preview:
+    """A finished preview, carried through the pump."""
+
+    __slots__ = ("outcome",)
+
+    def __init__(self, outcome: PreviewOutcome) -> None:
+        self.outcome = outcome
+
+
+class _Completions:
+    __slots__ = ("request_id", "values")
+
+    def __init__(self, request_id: str, values: list[str]) -> None:
+        self.request_id = request_id
+        self.values = values
+
+
+class ServerController(QObject):
+    """Owns a `ResourceServer` and a `SnippetPool` and re-emits engine events on the GUI thread.
+
+    Every slot returns at once: start/stop run on a private control thread,
+    notifications are scheduled on the server loop, previews and completions
+    run on the server loop (or a private loop when stopped), never the GUI loop.
+
+    Signals:
+        server_started(str url_or_transport)
+        server_stopped()
+        server_failed(str message): the server could not start, or its thread crashed.
+        session_opened(object SessionInfo)
+        session_closed(str session_id)
+        subscription_added(str session_id, str uri)
+        subscription_removed(str session_id, str uri)
+        traffic_logged(list): a batch of TrafficEntry records, at most every 50 ms.
+        notification_sent(str method, str uri, int recipients)
+        preview_finished(object PreviewOutcome)
+        completions_ready(str request_id, list values)
+        snippet_output(str key, str text): what a snippet printed.
+    """
+
+    server_started = Signal(str)
+    server_stopped = Signal()
+    server_failed = Signal(str)
+    session_opened = Signal(object)
+    session_closed = Signal(str)
+    subscription_added = Signal(str, str)
+    subscription_removed = Signal(str, str)
+    traffic_logged = Signal(list)
+    notification_sent = Signal(str, str, int)
+    preview_finished = Signal(object)
+    completions_ready = Signal(str, list)
+    snippet_output = Signal(str, str)
+
+    def __init__(
+        self, *, project: Project, parent: QObject | None = None, pool: SnippetPool | None = None
+    ) -> None:
+        super().__init__(parent)
+        self._project = project.copy()
+        self._pool = pool if pool is not None else _create_pool(self._project)
+        self._specs: dict[str, ResourceSpec] = {}
+        resources = bind_project(self._project, self._pool)
+        self._specs = {spec.name: spec for spec in self._project.resources}
+        settings = self._project.server
+        self._server = ResourceServer(
+            resources,
+            name=settings.name,
+            version=settings.version,
+            instructions=settings.instructions,
+            page_size=settings.page_size,
+            cache=settings.cache,
+        )
+        self._server.enable_resource_notifications = settings.notifications
+        self._server.enable_resource_subscriptions = settings.subscriptions
+        self._announce_edits = False
+        self._pump = EventPump(parent=self)
+        self._pump.drained.connect(self._on_drained)
+        self._unobserve = self._server.add_observer(self._on_server_event)
+        self._unlisten_output = self._pool.add_output_listener(self._on_snippet_output)
+        self._control = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="server-control")
+        self._side_loop: LoopThread | None = None
+        self._side_stop: asyncio.Event | None = None
+        self._shut = False
+
+    # -- properties ------------------------------------------------------------------
+
+    @property
+    def server(self) -> ResourceServer:
+        """The engine (for scripts and tests; widgets use the slots and signals)."""
+        return self._server
+
+    @property
+    def project(self) -> Project:
+        return self._project
+
+    @property
+    def is_running(self) -> bool:
+        return self._server.is_running
+
+    @property
+    def url(self) -> str:
+        return self._server.url or ""
+
+    def _get_announce_edits(self) -> bool:
+        return self._announce_edits
+
+    def _set_announce_edits(self, value: bool) -> None:
+        self._announce_edits = bool(value)
+
+    announce_edits = Property(bool, _get_announce_edits, _set_announce_edits)
+    """When on, edits applied while serving send `updated` (and `list_changed` for in-place renames)."""
+
+    def sessions(self) -> list[SessionInfo]:
+        return self._server.sessions()
+
+    # -- editing -----------------------------------------------------------------------
+
+    def apply_project(self, project: Project) -> None:
+        """Serve `project` from now on, touching only resources that differ."""
+        old, new = self._project, project.copy()
+        self._apply_settings(new)
+        if old.prelude != new.prelude:
+            self._pool.set_prelude(new.prelude)
+        summary = apply_project(self._server.resources, old, new, self._make)
+        self._project = new
+        self._specs = {spec.name: spec for spec in new.resources}
+        self._announce(summary)
+
+    def apply_resource(self, old_name: str | None, spec: ResourceSpec | None) -> None:
+        """Add (old_name None), replace, or remove (spec None) one resource; raises if it is refused."""
+        old = self._specs.get(old_name) if old_name else None
+        if old_name and old is None and spec is None:
+            return
+        if spec is not None:
+            spec.validate()
+        summary = apply_spec(self._server.resources, old, spec, self._make)
+        if old is not None:
+            self._specs.pop(old.name, None)
+        if spec is not None:
+            self._specs[spec.name] = spec
+        self._project.resources = list(self._specs.values())
+        self._announce(summary)
+
+    def set_prelude(self, source: str) -> None:
+        if source == self._project.prelude:
+            return
+        self._project.prelude = source
+        self._pool.set_prelude(source)
+        self._announce(ChangeSummary(everything=True))
+
+    def set_capabilities(self, notifications: bool, subscriptions: bool) -> None:
+        """The switches clients see at the next start; sends follow them at once."""
+        self._project.server.notifications = notifications
+        self._project.server.subscriptions = subscriptions
+        self._server.enable_resource_notifications = notifications
+        self._server.enable_resource_subscriptions = subscriptions
+
+    def _apply_settings(self, project: Project) -> None:
+        settings = project.server
+        server = self._server
+        server.name, server.version, server.instructions = settings.name, settings.version, settings.instructions
+        server.page_size, server.cache = settings.page_size, settings.cache
+        if not server.is_running:
+            server.enable_resource_notifications = settings.notifications
+            server.enable_resource_subscriptions = settings.subscriptions
+        self._pool.configure(
+            timeout=settings.reader_timeout, memory_limit_mb=settings.memory_limit_mb, workers=settings.workers
+        )
+
+    def _make(self, spec: ResourceSpec) -> Resource:
+        return snippet_resource(spec, self._pool)
+
+    def _announce(self, summary: ChangeSummary) -> None:
+        if self._announce_edits and summary and self._server.is_running:
+            self._server.submit(announce_changes(self._server, summary))
+
+    # -- serving -------------------------------------------------------------------------
+
+    @Slot(str, int, str)
+    def start_http(self, host: str = "127.0.0.1", port: int = 0, token: str | None = None) -> None:
+        """Start serving HTTP; the outcome arrives as server_started or server_failed."""
+        self._control_call(lambda: self._server.start_http(host, port, token=token or None))
+
+    @Slot()
+    def start_stdio(self) -> None:
+        self._control_call(self._server.start_stdio)
+
+    @Slot()
+    def stop(self) -> None:
+        if self._shut:
+            return
+        self._control.submit(self._server.stop)
+
+    def _control_call(self, start: Callable[[], object]) -> None:
+        if self._shut:
+            return
+
+        def run() -> None:
+            try:
+                self._pool.start()
+                start()
+            except Exception as exc:  # reported to the GUI, never lost
+                message = " ".join(str(exc).split()) or type(exc).__name__
+                logger.warning("Server start failed: %s", message)
+                self._pump.push(ServerFailed(message))
+
+        self._control.submit(run)
+
+    @Slot()
+    def send_resources_changed(self) -> None:
+        self._server.submit(self._server.send_resources_changed())
+
+    @Slot(str)
+    def send_resource_updated(self, uri: str) -> None:
+        self._server.submit(self._server.send_resource_updated(uri))
+
+    @Slot(str, str)
+    def send_resource_updated_for_session(self, session_id: str, uri: str) -> None:
+        self._server.submit(self._server.send_resource_updated_for_session(session_id, uri))
+
+    # -- preview and completion --------------------------------------------------------------
+
+    @Slot(str)
+    def preview(self, uri: str) -> None:
+        """Read `uri` as a client would; the outcome arrives as preview_finished."""
+
+        async def run() -> None:
+            outcome = await self._server.read_for_preview(uri)
+            self._pump.push(_Preview(outcome))
+
+        self._run_off_gui(run)
+
+    @Slot(str, str, str, str, dict)
+    def complete(
+        self, request_id: str, resource_name: str, variable: str, value: str, context: Mapping[str, str]
+    ) -> None:
+        """Completion values for one template variable; they arrive as completions_ready."""
+
+        async def run() -> None:
+            values: list[str] = []
+            resource = self._server.resources.get(resource_name)
+            if resource is not None:
+                try:
+                    values = await complete_values(resource, variable, value, dict(context or {}))
+                except Exception as exc:
+                    logger.info("Completion of %s.%s failed: %s", resource_name, variable, exc)
+            self._pump.push(_Completions(request_id, values[:100]))
+
+        self._run_off_gui(run)
+
+    def _run_off_gui(self, make: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """On the server loop while serving, else on a private loop thread; never the GUI loop."""
+        if self._shut:
+            return
+        self._pool.start()
+        future = self._server.submit(make()) if self._server.is_running else None
+        if future is None:
+            future = self._side().submit(make())
+        future.add_done_callback(_log_failure)
+
+    def _side(self) -> LoopThread:
+        if self._side_loop is None or not self._side_loop.is_alive():
+            thread = LoopThread("studio-preview")
+            stop = asyncio.Event()
+
+            async def main() -> None:
+                await stop.wait()
+
+            thread.start(main, on_exit=lambda error: None)
+            self._side_loop, self._side_stop = thread, stop
+        return self._side_loop
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def shutdown(self) -> None:
+        """Stop the server and the snippet workers (call on application exit); idempotent."""
+        if self._shut:
+            return
+        self._shut = True
+        self._unobserve()
+        self._unlisten_output()
+        self._control.shutdown(wait=True)
+        self._server.close()
+        if self._side_loop is not None and self._side_stop is not None:
+            stop = self._side_stop
+            self._side_loop.call_soon(stop.set)
+            self._side_loop.join(5.0)
+        self._pool.close()
+
+    # -- engine events -> Qt signals ---------------------------------------------------------
+
+    def _on_server_event(self, event: ServerEvent) -> None:
+        # Server thread: queue only; the pump hands batches to the GUI thread.
+        if isinstance(event, Traffic):
+            self._pump.push_traffic(event)
+        else:
+            self._pump.push(event)
+
+    def _on_snippet_output(self, key: str, text: str) -> None:
+        self._pump.push_output((key, text))
+
+    @Slot(list, list, list)
+    def _on_drained(self, events: list[Any], traffic: list[Any], output: list[Any]) -> None:
+        for event in events:
+            self._dispatch(event)
+        if traffic:
+            self.traffic_logged.emit(traffic)
+        for key, text in output:
+            self.snippet_output.emit(key, text)
+
+    def _dispatch(self, event: Any) -> None:
+        if isinstance(event, SessionOpened):
+            self.session_opened.emit(event.info)
+        elif isinstance(event, SessionClosed):
+            self.session_closed.emit(event.session_id)
+        elif isinstance(event, SubscriptionAdded):
+            self.subscription_added.emit(event.session_id, event.uri)
+        elif isinstance(event, SubscriptionRemoved):
+            self.subscription_removed.emit(event.session_id, event.uri)
+        elif isinstance(event, NotificationSent):
+            self.notification_sent.emit(event.method, event.uri, event.recipients)
+        elif isinstance(event, ServerStarted):
+            self.server_started.emit(event.url)
+        elif isinstance(event, ServerStopped):
+            self.server_stopped.emit()
+        elif isinstance(event, ServerFailed):
+            self.server_failed.emit(event.message)
+        elif isinstance(event, _Preview):
+            self.preview_finished.emit(event.outcome)
+        elif isinstance(event, _Completions):
+            self.completions_ready.emit(event.request_id, event.values)
+
+
+def _create_pool(project: Project) -> SnippetPool:
+    settings = project.server
+    return SnippetPool(
+        workers=settings.workers,
+        timeout=settings.reader_timeout,
+        memory_limit_mb=settings.memory_limit_mb,
+        prelude=project.prelude,
+    )
+
+
+def _log_failure(future: concurrent.futures.Future[Any]) -> None:
+    if not future.cancelled() and future.exception() is not None:
+        logger.error("Background call failed", exc_info=future.exception())
