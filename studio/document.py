@@ -263,6 +263,10 @@ class ProjectDocument(QObject):
             self._check_cache[name] = cached
         return cached
 
+    def invalid_names(self) -> list[str]:
+        """Resources with errors, in project order (e.g. to warn before saving: the loader rejects them)."""
+        return [name for name in self.names() if self.errors(name)]
+
     def is_valid(self, name: str) -> bool:
         return name in self._by_name and not self.errors(name)
 

@@ -69,6 +69,11 @@ class CatalogueView(QWidget):
         self.setObjectName("catalogue")
         self._document = document
         self._current = ""
+        self._document_changing = False
+        # Connected before the models so that it runs first: row moves made by the models
+        # while the document changes must not read as the user picking another resource.
+        for signal in (document.resource_removed, document.project_reset, document.resource_changed):
+            signal.connect(self._on_document_changing)
 
         self.filter_edit = QLineEdit(self)
         self.filter_edit.setObjectName("catalogueFilter")
@@ -235,9 +240,13 @@ class CatalogueView(QWidget):
             )
         self._update_labels()
 
+    @Slot()
+    def _on_document_changing(self) -> None:
+        self._document_changing = True
+
     @Slot(QModelIndex, QModelIndex)
     def _on_current_row_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
-        if not current.isValid():
+        if not current.isValid() or self._document_changing:
             return
         sender_view = self.template_list if current.model() is self.template_proxy else self.resource_list
         other = self.resource_list if sender_view is self.template_list else self.template_list
@@ -273,15 +282,20 @@ class CatalogueView(QWidget):
 
     @Slot()
     def _on_project_reset(self) -> None:
+        self._document_changing = False
         self._set_current("")
 
     @Slot(str)
     def _on_resource_removed(self, name: str) -> None:
+        self._document_changing = False
         if name == self._current:
+            self.resource_list.selectionModel().clear()
+            self.template_list.selectionModel().clear()
             self._set_current("")
 
     @Slot(str, str)
     def _on_resource_changed(self, old_name: str, new_name: str) -> None:
+        self._document_changing = False
         if old_name == self._current:
             self._current = new_name  # a rename keeps the selection; no new selection signal
             self.select(new_name)

@@ -1,0 +1,153 @@
+"""ProjectDocument: undoable edits, merged typing, dirty state, signals, saving and errors."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from resources_qt.project import ProjectError, ServerSettings, load_project
+from studio.document import ProjectDocument
+
+
+def record(document: ProjectDocument) -> list[tuple]:
+    events: list[tuple] = []
+    document.project_reset.connect(lambda: events.append(("reset",)))
+    document.resource_added.connect(lambda n: events.append(("added", n)))
+    document.resource_removed.connect(lambda n: events.append(("removed", n)))
+    document.resource_changed.connect(lambda a, b: events.append(("changed", a, b)))
+    document.prelude_changed.connect(lambda: events.append(("prelude",)))
+    document.settings_changed.connect(lambda: events.append(("settings",)))
+    document.dirty_changed.connect(lambda d: events.append(("dirty", d)))
+    document.path_changed.connect(lambda p: events.append(("path", p)))
+    return events
+
+
+def test_add_resource_makes_a_valid_unique_starter_and_undo_removes_it(document):
+    events = record(document)
+    first = document.add_resource(template=False)
+    second = document.add_resource(template=True)
+    assert first != second and first.startswith("resource_")
+    assert document.errors(first) == [] and document.errors(second) == []
+    assert document.spec(second).is_template and document.spec(second).samples
+    assert events[:2] == [("added", first), ("dirty", True)]
+    document.undo_stack.undo()
+    document.undo_stack.undo()
+    assert first not in document.names() and second not in document.names()
+    assert events[-1] == ("dirty", False)
+
+
+def test_update_merges_rapid_edits_into_one_undo_step(document):
+    spec = document.spec("config")
+    for title in ("C", "Co", "Con", "Config"):
+        document.update_resource("config", replace(spec, title=title))
+    assert document.peek("config").title == "Config"
+    assert document.undo_stack.count() == 1
+    document.undo_stack.undo()
+    assert document.peek("config").title == ""
+    document.undo_stack.redo()
+    assert document.peek("config").title == "Config"
+
+
+def test_rename_emits_old_and_new_name_and_undo_restores(document):
+    events = record(document)
+    document.update_resource("config", replace(document.spec("config"), name="settings"))
+    assert ("changed", "config", "settings") in events
+    assert document.peek("config") is None and document.peek("settings") is not None
+    assert document.names().index("settings") == 1  # keeps its place
+    document.undo_stack.undo()
+    assert events[-2:] == [("changed", "settings", "config"), ("dirty", False)]
+
+
+def test_rename_to_a_taken_or_empty_name_is_refused(document):
+    with pytest.raises(ValueError, match="already named 'readme'"):
+        document.update_resource("config", replace(document.spec("config"), name="readme"))
+    with pytest.raises(ValueError, match="must not be empty"):
+        document.update_resource("config", replace(document.spec("config"), name=""))
+    assert document.undo_stack.count() == 0
+
+
+def test_spec_is_a_copy(document):
+    spec = document.spec("notes")
+    spec.samples.append("notes://x/1")
+    spec.completions["folder"].append("zzz")
+    assert document.peek("notes").samples == ["notes://work/42", "notes://home/7"]
+    assert "zzz" not in document.peek("notes").completions["folder"]
+
+
+def test_duplicate_and_remove_keep_position_through_undo(document):
+    dup = document.duplicate_resource("readme")
+    assert dup == "readme_copy"
+    assert document.names() == ["readme", "readme_copy", "config", "notes"]
+    assert document.peek(dup).uri != document.peek("readme").uri
+    assert document.errors(dup) == []
+    tdup = document.duplicate_resource("notes")
+    assert document.peek(tdup).uri_template != document.peek("notes").uri_template
+    assert document.errors(tdup) == []
+    document.remove_resource("config")
+    assert "config" not in document.names()
+    document.undo_stack.undo()
+    assert document.names() == ["readme", "readme_copy", "config", "notes", tdup]
+
+
+def test_errors_report_validation_duplicates_and_snippet_line(document):
+    spec = document.spec("config")
+    document.update_resource("config", replace(spec, uri="docs://readme"))
+    assert any("also declared by 'readme'" in e for e in document.errors("config"))
+    assert any("also declared by 'config'" in e for e in document.errors("readme"))
+    document.update_resource("config", replace(spec, reader="def read(uri, params)\n    return 1\n"))
+    assert document.form_errors("config") == []
+    assert document.snippet_errors("config")[0].startswith("Reader snippet, line 1:")
+    assert document.errors("readme") == []
+    document.update_resource("config", replace(spec, uri="", uri_template="x://{a"))
+    assert "Invalid URI template" in document.form_errors("config")[0]
+
+
+def test_dirty_state_follows_undo_and_save(document, tmp_path: Path):
+    events = record(document)
+    assert not document.is_dirty
+    document.set_prelude("import json\n")
+    assert document.is_dirty
+    target = tmp_path / "p.toml"
+    document.save(target)
+    assert not document.is_dirty and document.path == target
+    assert ("path", str(target)) in events
+    assert load_project(target).prelude == "import json\n"
+    document.set_server_settings(ServerSettings(name="Other"))
+    assert document.is_dirty and ("settings",) in events
+    document.undo_stack.undo()
+    assert not document.is_dirty and document.project.server.name == "Widget tests"
+
+
+def test_set_project_dirty_flag_and_reset_signal(document, project):
+    events = record(document)
+    document.set_project(project.copy(), None, dirty=True)
+    assert events[0] == ("reset",) and document.is_dirty
+    document.new_project()
+    assert document.names() == [] and not document.is_dirty and document.path is None
+
+
+def test_load_failure_keeps_the_current_project(document, tmp_path: Path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("format = 1\n[[resources]]\nname = 3\n", encoding="utf-8")
+    with pytest.raises(ProjectError):
+        document.load(bad)
+    assert "readme" in document.names()
+    good = tmp_path / "good.toml"
+    document.save(good)
+    document.update_resource("readme", replace(document.spec("readme"), title="changed"))
+    document.load(good)
+    assert document.peek("readme").title == "Read me" and not document.is_dirty
+    assert document.undo_stack.count() == 0
+
+
+def test_invalid_specs_are_kept_and_saved(document, tmp_path: Path):
+    extra = document.add_resource(template=False)
+    document.update_resource(extra, replace(document.spec(extra), uri=""))
+    assert document.form_errors(extra) == [f"Resource {extra!r} needs a URI or a URI template"]
+    assert not document.is_valid(extra) and document.is_valid("readme")
+    assert document.invalid_names() == [extra]
+    target = document.save(tmp_path / "p.toml")
+    # The work is on disk; the strict loader then names the resource to fix.
+    with pytest.raises(ProjectError, match=extra):
+        load_project(target)
