@@ -1,0 +1,324 @@
+"""The real window, offscreen: build, preview, serve to a real SDK client, notify, save, reopen, recover."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QPlainTextEdit, QPushButton, QSpinBox, QTableView
+
+from resources_qt.project import Project, ResourceSpec, ServerSettings, dumps_project, load_project, save_project
+from studio.main_window import MainWindow, UnsavedChoice
+from studio.recovery import RecoveryStore
+from studio.settings import StudioSettings
+from studio_client import BackgroundClient
+
+WAIT_MS = 15_000
+
+# resources/subscribe is deprecated at 2026-07-28; the legacy client uses it on purpose.
+pytestmark = pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+
+
+def desk_project() -> Project:
+    return Project(
+        server=ServerSettings(name="Test Desk", notifications=True, subscriptions=True, reader_timeout=10.0),
+        prelude="GREETING = 'hello'\n",
+        resources=[
+            ResourceSpec(
+                name="readme",
+                title="Read me",
+                uri="docs://readme",
+                mime_type="text/markdown",
+                reader="def read(uri, params):\n    return f'# {GREETING} from {uri}'\n",
+            ),
+            ResourceSpec(
+                name="ticket",
+                uri_template="tickets://{id}",
+                mime_type="application/json",
+                samples=["tickets://7"],
+                completions={"id": ["7", "8"]},
+                reader="def read(uri, params):\n    return {'id': params['id'], 'status': 'open'}\n",
+            ),
+        ],
+    )
+
+
+@pytest.fixture
+def project_file(tmp_path: Path) -> Path:
+    return save_project(desk_project(), tmp_path / "desk.toml")
+
+
+@pytest.fixture
+def connect(qtbot):
+    """Connects background SDK clients; disconnects them at the end whatever happened."""
+    clients: list[BackgroundClient] = []
+
+    def make(url: str) -> BackgroundClient:
+        client = BackgroundClient(url)
+        clients.append(client)
+        connected = client.start()
+        qtbot.waitUntil(connected.done, timeout=WAIT_MS)
+        connected.result()
+        return client
+
+    yield make
+    for client in clients:
+        left = client.close()
+        qtbot.waitUntil(left.done, timeout=WAIT_MS)
+        client.join()
+
+
+@pytest.fixture
+def make_window(qtbot, tmp_path):
+    windows: list[MainWindow] = []
+    errors: list[tuple[str, str]] = []
+
+    def make(**options) -> MainWindow:
+        options.setdefault("ask_unsaved", lambda label: UnsavedChoice.DISCARD)
+        options.setdefault("ask_restore", lambda candidate: False)
+        options.setdefault("report_error", lambda title, message: errors.append((title, message)))
+        window = MainWindow(
+            settings=StudioSettings(tmp_path / "settings.ini"), recovery=RecoveryStore(tmp_path / "recovery"), **options
+        )
+        window.errors = errors
+        qtbot.addWidget(window)
+        windows.append(window)
+        return window
+
+    yield make
+    for window in windows:
+        window.shutdown()
+
+
+def find(window: MainWindow, kind, name: str):
+    widget = window.findChild(kind, name)
+    assert widget is not None, f"no {kind.__name__} named {name!r}"
+    return widget
+
+
+def preview_text(window: MainWindow) -> str:
+    views = window.editor.preview.content_views()
+    return "\n".join(view.shown_text() for view in views if view.is_ready)
+
+
+def type_snippet(qtbot, window: MainWindow, source: str) -> None:
+    editor = find(window, QPlainTextEdit, "snippetEditor")
+    editor.selectAll()
+    editor.insertPlainText(source)
+    window.editor.flush()
+
+
+def test_window_layout_names_and_title(make_window, project_file):
+    window = make_window()
+    assert window.open_project(project_file)
+    window.show()
+    assert (window.width(), window.height()) == (1280, 800)
+    for kind, name in [(QLineEdit, "nameEdit"), (QLineEdit, "uriEdit"), (QComboBox, "mimeEdit"),
+                       (QPlainTextEdit, "snippetEditor"), (QComboBox, "previewUri"), (QPushButton, "previewButton"),
+                       (QSpinBox, "httpPort"), (QPushButton, "startHttpButton"), (QLabel, "serverStatus"),
+                       (QTableView, "sessionsView"), (QComboBox, "notifyUri"), (QPushButton, "notifyUpdatedButton"),
+                       (QPushButton, "notifyListChangedButton"), (QTableView, "trafficLog")]:  # fmt: skip
+        find(window, kind, name)
+    assert find(window, QLabel, "serverStatus").text() == "Stopped"
+    assert "desk.toml" in window.windowTitle() and not window.isWindowModified()
+    assert window.catalogue.current_name == "readme"
+    window.document.add_resource(template=False)
+    assert window.isWindowModified()
+    assert window.preview_action.shortcut().toString() == "Ctrl+R"
+    assert window.list_changed_action.shortcut().toString() == "Ctrl+Shift+L"
+    assert window.server_action.shortcut().toString() == "F5"
+    for action in (window.new_action, window.open_action, window.save_action, window.preview_action,
+                   window.server_action, window.list_changed_action, window.updated_action):  # fmt: skip
+        assert action.toolTip() and not action.icon().isNull()
+
+
+def test_build_a_template_through_the_form_and_preview_it(make_window, project_file, qtbot):
+    window = make_window()
+    window.open_project(project_file)
+    window.show()
+    window.add_template_action.trigger()
+    name = window.catalogue.current_name
+    assert window.document.peek(name).is_template
+
+    name_edit = find(window, QLineEdit, "nameEdit")
+    qtbot.keyClicks(name_edit.clear() or name_edit, "weather")
+    uri_edit = find(window, QLineEdit, "uriEdit")
+    uri_edit.clear()
+    qtbot.keyClicks(uri_edit, "weather://{city}/today")
+    mime = find(window, QComboBox, "mimeEdit")
+    mime.setEditText("text/plain")
+    window.editor.form.samples_edit.setPlainText("weather://Oslo/today")
+    window.editor.flush()
+    type_snippet(qtbot, window, "def read(uri, params):\n    return f\"{GREETING}, it is sunny in {params['city']}\"\n")
+    qtbot.waitUntil(lambda: window.document.is_valid("weather"), timeout=WAIT_MS)
+    spec = window.document.peek("weather")
+    assert (spec.uri_template, spec.mime_type, spec.samples) == ("weather://{city}/today", "text/plain",
+                                                                  ["weather://Oslo/today"])  # fmt: skip
+
+    window.editor.preview.set_uri("weather://Oslo/today")
+    qtbot.mouseClick(find(window, QPushButton, "previewButton"), Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "sunny in Oslo" in preview_text(window), timeout=WAIT_MS)
+    summary = window.editor.preview.summary_label.text()
+    assert "weather" in summary and "Oslo" in summary
+
+    # A reader that raises: the preview shows the JSON-RPC error, as a client would get it.
+    type_snippet(qtbot, window, "def read(uri, params):\n    raise LookupError('no forecast for ' + params['city'])\n")
+    qtbot.waitUntil(lambda: window.document.peek("weather").reader.count("raise") == 1, timeout=WAIT_MS)
+    window.preview_action.trigger()
+    qtbot.waitUntil(lambda: "no forecast for Oslo" in window.editor.preview.error_view.text(), timeout=WAIT_MS)
+    assert "-32000" in window.editor.preview.error_view.text()
+
+
+def test_a_syntax_error_is_shown_and_never_served(make_window, project_file, qtbot):
+    window = make_window()
+    window.open_project(project_file)
+    window.catalogue.select("readme")
+    type_snippet(qtbot, window, "def read(uri, params)\n    return 'broken'\n")
+    qtbot.waitUntil(lambda: window.editor.snippet_editor.diagnostic is not None, timeout=WAIT_MS)
+    assert window.editor.snippet_editor.diagnostic[0] == 1
+    assert window.document.errors("readme")
+    assert "readme" in window.sync.held_back()
+    # The last valid version keeps serving: the preview still reads it.
+    window.preview_action.trigger()
+    qtbot.waitUntil(lambda: "hello from docs://readme" in preview_text(window), timeout=WAIT_MS)
+
+
+def test_serve_over_http_subscribe_notify_and_watch_sessions(make_window, project_file, qtbot, connect):
+    window = make_window()
+    window.open_project(project_file)
+    window.show()
+    find(window, QSpinBox, "httpPort").setValue(0)
+    qtbot.mouseClick(find(window, QPushButton, "startHttpButton"), Qt.MouseButton.LeftButton)
+    status = find(window, QLabel, "serverStatus")
+    qtbot.waitUntil(lambda: status.text().startswith("Serving http://127.0.0.1:"), timeout=WAIT_MS)
+    url = window.server_panel.url
+    assert url.endswith("/mcp") and url in status.text()
+    assert find(window, QPushButton, "startHttpButton").text() == "Stop"
+
+    client = connect(url)
+    sessions = find(window, QTableView, "sessionsView")
+    qtbot.waitUntil(lambda: sessions.model().rowCount() == 1, timeout=WAIT_MS)
+    assert "1 session" in status.text()
+
+    listed = client.submit(lambda c: c.list_resources(cursor=None, cache_mode="bypass"))
+    qtbot.waitUntil(listed.done, timeout=WAIT_MS)
+    assert [r.uri for r in listed.result().resources] == ["docs://readme"]
+    subscribed = client.submit(lambda c: c.subscribe_resource("docs://readme"))
+    qtbot.waitUntil(subscribed.done, timeout=WAIT_MS)
+    subscribed.result()
+    qtbot.waitUntil(lambda: "docs://readme" in sessions.model().index(0, 4).data(), timeout=WAIT_MS)
+
+    notify_uri = find(window, QComboBox, "notifyUri")
+    notify_uri.setEditText("docs://readme")
+    button = find(window, QPushButton, "notifyUpdatedButton")
+    assert button.isEnabled()
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: ("notifications/resources/updated", {"uri": "docs://readme"}) in client.notifications,
+                    timeout=WAIT_MS)  # fmt: skip
+    qtbot.mouseClick(find(window, QPushButton, "notifyListChangedButton"), Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "notifications/resources/list_changed" in client.methods(), timeout=WAIT_MS)
+
+    # The traffic log saw the client's requests.
+    log = window.traffic_log
+    qtbot.waitUntil(lambda: any(e.method == "resources/subscribe" for e in log.model.entries()), timeout=WAIT_MS)
+
+    left = client.close()
+    qtbot.waitUntil(left.done, timeout=WAIT_MS)
+    client.join()
+    qtbot.waitUntil(lambda: sessions.model().rowCount() == 0, timeout=WAIT_MS)
+    qtbot.mouseClick(find(window, QPushButton, "startHttpButton"), Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: status.text() == "Stopped", timeout=WAIT_MS)
+
+
+def test_edits_reach_a_connected_client_but_invalid_ones_do_not(make_window, project_file, qtbot, connect):
+    window = make_window()
+    window.open_project(project_file)
+    window.start_http("127.0.0.1", 0)
+    qtbot.waitUntil(lambda: window.server_panel.is_running, timeout=WAIT_MS)
+    client = connect(window.server_panel.url)
+
+    def titles():
+        future = client.submit(lambda c: c.list_resources(cursor=None, cache_mode="bypass"))
+        qtbot.waitUntil(future.done, timeout=WAIT_MS)
+        return {r.name: r.title for r in future.result().resources}
+
+    spec = window.document.spec("readme")
+    spec.title = "Welcome"
+    window.document.update_resource("readme", spec)
+    assert titles() == {"readme": "Welcome"}
+    spec = window.document.spec("readme")
+    spec.title, spec.uri = "Broken", ""
+    window.document.update_resource("readme", spec)
+    assert window.document.errors("readme")
+    assert titles() == {"readme": "Welcome"}
+    added = window.document.add_resource(template=False)
+    qtbot.waitUntil(lambda: added in titles(), timeout=WAIT_MS)
+
+
+def test_save_and_reopen_losslessly(make_window, project_file, qtbot, tmp_path):
+    window = make_window()
+    window.open_project(project_file)
+    window.document.set_prelude("GREETING = 'hej'\n")
+    window.add_resource_action.trigger()
+    assert window.isWindowModified()
+    target = tmp_path / "saved" / "copy.toml"
+    assert window.save_as(target)
+    assert not window.isWindowModified() and "copy.toml" in window.windowTitle()
+    saved_text = dumps_project(window.document.project)
+
+    again = make_window()
+    assert again.open_project(target)
+    assert dumps_project(again.document.project) == saved_text
+    assert load_project(target).resources == window.document.project.resources
+    assert str(target.resolve()) == again.settings.recent_files()[0]
+
+
+def test_unsaved_changes_prompt_can_cancel_close_and_new(make_window, project_file):
+    answers = [UnsavedChoice.CANCEL]
+    window = make_window(ask_unsaved=lambda label: answers[0])
+    window.open_project(project_file)
+    window.show()
+    window.add_resource_action.trigger()
+    assert not window.close() and window.isVisible()
+    assert not window.new_project() and window.document.path == project_file
+    answers[0] = UnsavedChoice.SAVE
+    assert window.new_project()
+    assert len(load_project(project_file).resources) == 3  # saved before starting anew
+    assert window.document.names() == [] and window.document.path is None
+
+
+def test_recover_after_a_crash(make_window, project_file, qtbot, tmp_path):
+    crashed = make_window()
+    crashed.open_project(project_file)
+    crashed.add_template_action.trigger()
+    crashed.document.set_prelude("GREETING = 'recovered'\n")
+    written = crashed.autosaver.save_now()
+    assert written is not None and written.exists()
+    lost_work = dumps_project(crashed.document.project)
+    crashed.shutdown()  # the process "dies": no save, no clean close
+
+    offers = []
+    window = make_window(ask_restore=lambda candidate: offers.append(candidate) or True)
+    assert window.open_project(project_file)
+    assert len(offers) == 1 and offers[0].project_path == project_file
+    assert window.isWindowModified()
+    assert dumps_project(window.document.project) == lost_work
+    assert window.save()
+    assert RecoveryStore(tmp_path / "recovery").pending(project_file) is None
+    assert "recovered" in project_file.read_text()
+
+
+def test_window_layout_and_last_project_are_remembered(make_window, project_file, qtbot):
+    window = make_window()
+    window.open_project(project_file)
+    window.show()
+    window.traffic_dock.raise_()
+    window.server_dock.hide()
+    assert window.close()
+    again = make_window()
+    assert again.settings.last_project() == str(project_file.resolve())
+    again.open_initial(None)
+    assert again.document.path == project_file.resolve() or again.document.path == project_file
+    again.show()
+    assert not again.server_dock.isVisible() and again.traffic_dock.isVisible()
