@@ -1,0 +1,127 @@
+"""`resource-studio serve`: real processes, real stdio and HTTP, --watch reloads, one-line errors."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+import pytest
+from engine_support import MODES, connect, wait_for
+from mcp import StdioServerParameters
+
+from resources_qt.project import Project, ResourceSpec, ServerSettings, save_project
+
+pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")]
+
+ROOT = Path(__file__).resolve().parents[2]
+ENV = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+
+def _project(greeting: str = "hello", extra: bool = False) -> Project:
+    resources = [
+        ResourceSpec(name="greeting", uri="demo://greeting", mime_type="text/plain",
+                     reader=f"def read(uri, params):\n    return {greeting!r}\n"),
+        ResourceSpec(name="item", uri_template="demo://items/{id}", mime_type="text/plain",
+                     reader="def read(uri, params):\n    return 'item ' + params['id']\n"),
+    ]
+    if extra:
+        resources.append(ResourceSpec(name="extra", uri="demo://extra", reader="def read(uri, params):\n    return 'x'\n"))
+    return Project(server=ServerSettings(name="cli", version="3", notifications=True, subscriptions=True, workers=1),
+                   resources=resources)
+
+
+def _serve(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "studio", "serve", *args], capture_output=True, text=True,
+                          env=ENV, cwd=ROOT, timeout=60)
+
+
+def test_missing_and_bad_projects_are_one_line_errors(tmp_path: Path) -> None:
+    missing = _serve(str(tmp_path / "nope.toml"), "--stdio")
+    bad_file = tmp_path / "bad.toml"
+    bad_file.write_text("[server\nname = 1\n", encoding="utf-8")
+    bad = _serve(str(bad_file), "--http", "0")
+    for result in (missing, bad):
+        assert result.returncode == 2 and result.stdout == ""
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("resource-studio serve: error: ")
+    assert "no such project file" in missing.stderr
+    assert "bad.toml:1" in bad.stderr
+
+
+def test_busy_port_and_public_bind_without_token(tmp_path: Path) -> None:
+    path = save_project(_project(), tmp_path / "p.toml")
+    with socket.socket() as blocker:
+        blocker.bind(("127.0.0.1", 0))
+        blocker.listen(1)
+        busy = _serve(str(path), "--http", f"127.0.0.1:{blocker.getsockname()[1]}")
+    public = _serve(str(path), "--http", "0.0.0.0:0")
+    usage = _serve(str(path), "--http", "host:notaport")
+    assert busy.returncode == 2 and "already in use" in busy.stderr
+    assert public.returncode == 2 and "without a token" in public.stderr
+    assert usage.returncode == 2 and "[HOST:]PORT" in usage.stderr
+
+
+def _stdio(path: Path, *extra: str) -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable, args=["-m", "studio", "serve", str(path), "--stdio", *extra],
+                                 env={"PYTHONPATH": ENV["PYTHONPATH"]}, cwd=ROOT)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_stdio_serves_the_project(tmp_path: Path, mode: str) -> None:
+    path = save_project(_project(), tmp_path / "p.toml")
+    async with connect(_stdio(path), mode) as client:
+        listed = await client.list_resources(cursor=None, cache_mode="bypass")
+        read = await client.read_resource("demo://items/9", cache_mode="bypass")
+    assert [r.uri for r in listed.resources] == ["demo://greeting"]
+    assert read.contents[0].text == "item 9"
+
+
+async def test_watch_announces_changed_content_and_catalogue(tmp_path: Path) -> None:
+    path = save_project(_project(), tmp_path / "p.toml")
+    seen: list[Any] = []
+
+    async def handler(message: Any) -> None:
+        if isinstance(message, (types.ResourceUpdatedNotification, types.ResourceListChangedNotification)):
+            seen.append(message)
+
+    async with connect(_stdio(path, "--watch"), "legacy", message_handler=handler) as client:
+        await client.subscribe_resource("demo://greeting")
+        save_project(_project("bonjour"), path)
+        await wait_for(lambda: any(isinstance(m, types.ResourceUpdatedNotification) for m in seen))
+        assert (await client.read_resource("demo://greeting", cache_mode="bypass")).contents[0].text == "bonjour"
+        save_project(_project("bonjour", extra=True), path)
+        await wait_for(lambda: any(isinstance(m, types.ResourceListChangedNotification) for m in seen))
+        listed = await client.list_resources(cursor=None, cache_mode="bypass")
+    assert [r.uri for r in listed.resources] == ["demo://greeting", "demo://extra"]
+    updated = [m.params.uri for m in seen if isinstance(m, types.ResourceUpdatedNotification)]
+    assert updated == ["demo://greeting"]
+
+
+async def test_http_serve_until_terminated(tmp_path: Path) -> None:
+    path = save_project(_project(), tmp_path / "p.toml")
+    process = subprocess.Popen([sys.executable, "-m", "studio", "serve", str(path), "--http", "127.0.0.1:0",
+                                "--token", "tok"], stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                               env=ENV, cwd=ROOT)
+    try:
+        assert process.stderr is not None
+        line = process.stderr.readline()
+        found = re.search(r"(http://\S+/mcp)", line)
+        assert found, line
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
+        async with httpx2.AsyncClient(headers={"Authorization": "Bearer tok"}, timeout=10) as http:
+            async with connect(streamable_http_client(found.group(1), http_client=http), "2026-07-28") as client:
+                read = await client.read_resource("demo://greeting", cache_mode="bypass")
+        assert read.contents[0].text == "hello"
+    finally:
+        process.terminate()
+        code = process.wait(30)
+    assert code == 0
+    assert process.stdout is not None and process.stdout.read() == ""
