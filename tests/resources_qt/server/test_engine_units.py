@@ -1,0 +1,136 @@
+"""Engine pieces without a network: cursors, listing cache, completions, reload diffs, loop thread, preview."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+import pytest
+from mcp.shared.exceptions import MCPError
+
+from resources_qt import Resource, Resources
+from resources_qt.project import Project, ResourceSpec
+from resources_qt.server import ResourceServer
+from resources_qt.server.completion import complete_values
+from resources_qt.server.loopthread import LoopThread
+from resources_qt.server.paging import ListingCache, decode_cursor, encode_cursor
+from resources_qt.server.reload import apply_project, apply_spec
+
+
+def _reader(uri: str) -> str:
+    return uri
+
+
+def test_cursor_round_trip_and_foreign_cursors() -> None:
+    assert decode_cursor(encode_cursor(250)) == 250
+    assert decode_cursor(None) == 0
+    for bad in ("abc", encode_cursor(1).replace("=", "") + "!!", "cnMxOi01"):  # last: "rs1:-5"
+        with pytest.raises(MCPError) as info:
+            decode_cursor(bad)
+        assert info.value.code == -32602
+
+
+def test_listing_cache_splits_pages_and_follows_changes() -> None:
+    resources = Resources()
+    for i in range(7):
+        resources.register_direct_resource(f"r{i}", f"x://{i}", "", "text/plain", _reader)
+    resources.register_template_resource("t", "x://t/{id}", "", "text/plain", _reader)
+    cache = ListingCache(resources)
+    page, cursor = cache.direct_page(None, 5)
+    assert [r.uri for r in page] == [f"x://{i}" for i in range(5)]
+    rest, end = cache.direct_page(cursor, 5)
+    assert [r.uri for r in rest] == ["x://5", "x://6"] and end is None
+    templates, _ = cache.template_page(None, 5)
+    assert [t.uri_template for t in templates] == ["x://t/{id}"]
+    resources.remove("r0")
+    page, _ = cache.direct_page(None, 5)
+    assert page[0].uri == "x://1"
+    with pytest.raises(MCPError):
+        cache.direct_page(encode_cursor(100), 5)
+
+
+def test_completions_list_prefix_and_callable() -> None:
+    async def callable_completer(name: str, value: str, context: dict[str, str]) -> list[str]:
+        return [f"{context.get('a', '')}{value}{i}" for i in range(2)]
+
+    def broken(name: str, value: str, context: dict[str, str]) -> list[str]:
+        raise KeyError("nope")
+
+    resource = Resource(name="r", uri_template="x://{a}/{b}/{c}", reader=_reader,
+                        completions={"a": ["Apple", "apricot", "Banana"], "b": callable_completer, "c": broken})
+    assert asyncio.run(complete_values(resource, "a", "ap", {})) == ["Apple", "apricot"]
+    assert asyncio.run(complete_values(resource, "b", "v", {"a": "A"})) == ["Av0", "Av1"]
+    assert asyncio.run(complete_values(resource, "missing", "", {})) == []
+    with pytest.raises(MCPError) as info:
+        asyncio.run(complete_values(resource, "c", "", {}))
+    assert info.value.code == -32000 and "KeyError" in info.value.message
+
+
+def _spec(name: str, uri: str, body: str = "a") -> ResourceSpec:
+    return ResourceSpec(name=name, uri=uri, reader=body)
+
+
+def _make(spec: ResourceSpec) -> Resource:
+    return spec.to_resource(_reader)
+
+
+def test_reload_diff_adds_removes_and_replaces_only_what_changed() -> None:
+    old = Project(resources=[_spec("a", "x://a"), _spec("b", "x://b"), _spec("c", "x://c")])
+    resources = Resources()
+    for spec in old.resources:
+        resources.add_resource(_make(spec))
+    events: list[tuple[str, str]] = []
+    resources.add_listener(lambda kind, r: events.append((kind, r.name)))
+    new = Project(resources=[_spec("a", "x://a"), _spec("b", "x://b", "changed"),
+                             ResourceSpec(name="c", uri="x://c", title="Titled", reader="a"), _spec("d", "x://d")])
+    summary = apply_project(resources, old, new, _make)
+    assert summary.added == ["d"] and summary.removed == []
+    assert summary.changed == ["b", "c"] and summary.relisted == ["c"]
+    assert events == [("added", "d")]  # in-place replacements do not notify by themselves
+    assert resources.get("c").title == "Titled"
+    removal = apply_spec(resources, _spec("d", "x://d"), None, _make)
+    assert removal.removed == ["d"] and resources.get("d") is None
+
+
+def test_loop_thread_reports_a_crash() -> None:
+    errors: list[BaseException | None] = []
+    done = threading.Event()
+
+    async def main() -> None:
+        raise RuntimeError("boom")
+
+    thread = LoopThread("crash-test")
+    thread.start(main, on_exit=lambda error: (errors.append(error), done.set()))
+    assert done.wait(10)
+    assert isinstance(errors[0], RuntimeError) and str(errors[0]) == "boom"
+
+
+def test_read_for_preview_maps_errors_like_a_read() -> None:
+    resources = Resources()
+    resources.register_direct_resource("ok", "x://ok", "", "text/plain", _reader)
+    resources.register_direct_resource("bad", "x://bad", "", "text/plain", lambda uri: None)
+    server = ResourceServer(resources, name="p", version="1")
+
+    async def run() -> list[Any]:
+        return [
+            await server.read_for_preview("x://ok"),
+            await server.read_for_preview("x://bad"),
+            await server.read_for_preview("x://none"),
+            await server.read_for_preview("x://none", protocol_version="2026-07-28"),
+        ]
+
+    ok, bad, missing, modern = asyncio.run(run())
+    assert ok.ok and ok.contents[0].text == "x://ok" and ok.resource_name == "ok"
+    assert bad.error_code == -32000 and "returned None" in (bad.error_message or "")
+    assert missing.error_code == -32002 and missing.error_data == {"uri": "x://none"}
+    assert modern.error_code == -32602
+
+
+def test_constructor_rejects_bad_arguments() -> None:
+    with pytest.raises(TypeError):
+        ResourceServer([], name="x", version="1")  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        ResourceServer(Resources(), name="", version="1")
+    with pytest.raises(ValueError):
+        ResourceServer(Resources(), name="x", version="1", page_size=0)
