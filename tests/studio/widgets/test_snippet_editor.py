@@ -1,0 +1,105 @@
+"""SnippetEditor: 4-space indentation, diagnostics underline, debounced source_edited, highlighting."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QTextCharFormat, QTextCursor
+
+from studio.widgets.highlighter import _end_state
+from studio.widgets.snippet_editor import SnippetEditor
+
+
+def make(qtbot, text: str = "") -> SnippetEditor:
+    editor = SnippetEditor()
+    qtbot.addWidget(editor)
+    editor.set_source(text)
+    editor.moveCursor(QTextCursor.MoveOperation.End)
+    return editor
+
+
+def test_enter_keeps_indentation_and_indents_after_colon(qtbot):
+    editor = make(qtbot)
+    qtbot.keyClicks(editor, "def read(uri, params):")
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    qtbot.keyClicks(editor, "if uri:  # a comment with a colon:")
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    qtbot.keyClicks(editor, "x = '#:'")
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    qtbot.keyClicks(editor, "return x")
+    assert editor.toPlainText() == "def read(uri, params):\n    if uri:  # a comment with a colon:\n        x = '#:'\n        return x"
+
+
+def test_tab_inserts_spaces_to_the_next_stop_and_shift_tab_dedents(qtbot):
+    editor = make(qtbot, "ab")
+    qtbot.keyClick(editor, Qt.Key.Key_Tab)
+    assert editor.toPlainText() == "ab  "
+    editor.set_source("one\ntwo")
+    editor.selectAll()
+    qtbot.keyClick(editor, Qt.Key.Key_Tab)
+    assert editor.toPlainText() == "    one\n    two"
+    editor.selectAll()
+    qtbot.keyClick(editor, Qt.Key.Key_Backtab)
+    assert editor.toPlainText() == "one\ntwo"
+
+
+def test_backspace_in_indentation_removes_one_level(qtbot):
+    editor = make(qtbot, "if x:\n        ")
+    qtbot.keyClick(editor, Qt.Key.Key_Backspace)
+    assert editor.toPlainText() == "if x:\n    "
+
+
+def test_diagnostic_underlines_the_line_with_a_red_wave(qtbot):
+    editor = make(qtbot, "def read(uri, params)\n    return 1\n")
+    editor.set_diagnostic(1, 22, "expected ':'")
+    waves = [
+        sel for sel in editor.extraSelections()
+        if sel.format.underlineStyle() == QTextCharFormat.UnderlineStyle.WaveUnderline
+    ]  # fmt: skip
+    assert len(waves) == 1
+    assert waves[0].cursor.blockNumber() == 0 and waves[0].cursor.selectedText()
+    assert waves[0].format.underlineColor().red() > 200
+    assert editor.diagnostic == (1, 22, "expected ':'")
+    editor.clear_diagnostic()
+    assert editor.diagnostic is None
+    assert all(s.format.underlineStyle() != QTextCharFormat.UnderlineStyle.WaveUnderline for s in editor.extraSelections())
+
+
+def test_source_edited_is_debounced_and_not_emitted_by_set_source(qtbot):
+    editor = make(qtbot)
+    seen: list[str] = []
+    editor.source_edited.connect(seen.append)
+    editor.set_source("x = 1\n")
+    qtbot.keyClicks(editor, "abc")
+    with qtbot.waitSignal(editor.source_edited):
+        pass
+    assert seen == [editor.toPlainText()]
+
+
+def test_highlighting_colors_keywords_and_continues_triple_quoted_strings(qtbot):
+    editor = make(qtbot, 'def f():\n    s = """one\n    def two\n    """\n    return s\n')
+    doc = editor.document()
+
+    def color_at(block: int, column: int) -> str:
+        layout = doc.findBlockByNumber(block).layout()
+        for fmt_range in layout.formats():
+            if fmt_range.start <= column < fmt_range.start + fmt_range.length:
+                return fmt_range.format.foreground().color().name()
+        return ""
+
+    keyword = color_at(0, 0)
+    assert keyword and keyword != "#000000"
+    string = color_at(1, 10)
+    assert string and string != keyword
+    assert color_at(2, 4) == string  # "def" inside the string is string, not keyword
+    assert color_at(4, 4) == keyword
+    assert _end_state('x = "a # """', 0) == 0 and _end_state("'''", 0) == 1
+
+
+def test_two_thousand_lines_load_and_edit(qtbot):
+    source = "\n".join(f"    value_{i} = compute({i}, 'text')  # note" for i in range(2000))
+    editor = make(qtbot, "def read(uri, params):\n" + source)
+    assert editor.blockCount() == 2001
+    editor.moveCursor(QTextCursor.MoveOperation.Start)
+    qtbot.keyClicks(editor, "# edited")
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    assert editor.toPlainText().startswith("# edited\ndef read")
