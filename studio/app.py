@@ -84,4 +84,5 @@ def run_app(project: str | None = None, http: str | None = None, stdio: bool = F
             loop.run_until_complete(closed.wait())
     finally:
         window.shutdown()
+        asyncio.set_event_loop(None)
     return 0

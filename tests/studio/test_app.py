@@ -1,0 +1,98 @@
+"""`resource-studio` opening the window: --http serves at once, --stdio serves the launching client."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from mcp import Client, StdioServerParameters
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+
+from resources_qt.project import Project, ResourceSpec, ServerSettings, save_project
+from studio.app import bundled_example, parse_http, run_app
+from studio.main_window import MainWindow
+from studio.recovery import RECOVERY_DIR_ENV
+from studio.settings import SETTINGS_ENV
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def project_file(tmp_path: Path) -> Path:
+    project = Project(
+        server=ServerSettings(name="App Test"),
+        resources=[ResourceSpec(name="hello", uri="hello://world", mime_type="text/plain",
+                                reader="def read(uri, params):\n    return 'hi from the studio'\n")],
+    )  # fmt: skip
+    return save_project(project, tmp_path / "app.toml")
+
+
+@pytest.fixture
+def private_settings(tmp_path, monkeypatch):
+    monkeypatch.setenv(SETTINGS_ENV, str(tmp_path / "settings.ini"))
+    monkeypatch.setenv(RECOVERY_DIR_ENV, str(tmp_path / "recovery"))
+
+
+def test_parse_http():
+    assert parse_http("8765") == ("127.0.0.1", 8765)
+    assert parse_http("0.0.0.0:9000") == ("0.0.0.0", 9000)
+    assert parse_http("[::1]:9000") == ("::1", 9000)
+    for bad in ("", "host:", "x:70000", "port"):
+        with pytest.raises(ValueError, match="--http"):
+            parse_http(bad)
+
+
+def test_the_bundled_example_is_found_and_loads():
+    example = bundled_example()
+    assert example is not None and example.name == "support_desk.toml"
+    from resources_qt.project import load_project
+
+    assert load_project(example).resources
+
+
+def test_run_app_rejects_a_missing_project(tmp_path, capsys):
+    assert run_app(str(tmp_path / "missing.toml")) == 2
+    assert "no such project file" in capsys.readouterr().err
+
+
+def test_run_app_serves_http_at_once_and_shuts_down_on_close(qapp, project_file, private_settings):
+    seen: dict[str, object] = {}
+    deadline = time.monotonic() + 20
+
+    def poll() -> None:
+        windows = [w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible()]
+        if windows and (windows[0].server_panel.is_running or time.monotonic() > deadline):
+            window = windows[0]
+            seen["url"] = window.server_panel.url
+            seen["title"] = window.windowTitle()
+            seen["window"] = window
+            window.close()
+        else:
+            QTimer.singleShot(50, poll)
+
+    QTimer.singleShot(0, poll)
+    assert run_app(str(project_file), http="127.0.0.1:0") == 0
+    assert str(seen["url"]).startswith("http://127.0.0.1:") and "app.toml" in str(seen["title"])
+    assert not seen["window"].controller.is_running
+
+
+def test_stdio_client_talks_to_the_open_window(project_file, tmp_path):
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(ROOT),
+               RESOURCE_STUDIO_SETTINGS=str(tmp_path / "s.ini"), RESOURCE_STUDIO_RECOVERY_DIR=str(tmp_path / "r"))
+    params = StdioServerParameters(command=sys.executable, args=["-m", "studio", str(project_file), "--stdio"],
+                                   env=env, cwd=str(ROOT))  # fmt: skip
+
+    async def session() -> tuple[list[str], str]:
+        async with Client(params, mode="legacy", read_timeout_seconds=30) as client:
+            listed = await client.list_resources()
+            read = await client.read_resource("hello://world")
+            return [r.uri for r in listed.resources], read.contents[0].text
+
+    uris, text = asyncio.run(asyncio.wait_for(session(), 60))
+    assert uris == ["hello://world"]
+    assert text == "hi from the studio"
