@@ -342,4 +342,6 @@ class Resources:
 
 def _check_uri(uri: object, where: str) -> None:
     if not isinstance(uri, str) or not uri.strip():
-        raise ValidationError(f"{where}: URI must not be empty", data={"uri": uri if isinstance(uri, str) else None})
+        raise ValidationError(
+            f"{where}: URI must not be empty", data={"uri": uri if isinstance(uri, str) else None}
+        )

@@ -128,7 +128,9 @@ class ResourceContent:
         mime = self.mime_type or None
         if self._blob is not None:
             return types.BlobResourceContents(uri=self.uri, mime_type=mime, blob=self._blob, _meta=self.meta)
-        return types.TextResourceContents(uri=self.uri, mime_type=mime, text=self._text or "", _meta=self.meta)
+        return types.TextResourceContents(
+            uri=self.uri, mime_type=mime, text=self._text or "", _meta=self.meta
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The wire JSON of this content (camelCase keys, empty fields left out)."""

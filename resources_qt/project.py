@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import copy
 import datetime
-import math
 import logging
+import math
 import os
 import re
 import stat
@@ -74,7 +74,10 @@ class ServerSettings:
         if not isinstance(self.name, str) or not self.name.strip():
             return "name", "name must not be empty"
         if not (self.reader_timeout > 0 and math.isfinite(self.reader_timeout)):
-            return "reader_timeout", f"reader_timeout must be a positive number of seconds, not {self.reader_timeout}"
+            return (
+                "reader_timeout",
+                f"reader_timeout must be a positive number of seconds, not {self.reader_timeout}",
+            )
         checks = (("workers", 1), ("memory_limit_mb", 16), ("page_size", 1))
         for key, least in checks:
             if getattr(self, key) < least:
@@ -269,17 +272,22 @@ class _Loader:
                 self.where.top.get(first) or self.where.table_line(first),
             )
         if "format" not in data:
-            raise self.fail(f"missing 'format = {FORMAT_VERSION}' at the top; is this a Resource Studio project?", 1)
+            raise self.fail(
+                f"missing 'format = {FORMAT_VERSION}' at the top; is this a Resource Studio project?", 1
+            )
         fmt = data["format"]
         if fmt != FORMAT_VERSION or isinstance(fmt, bool):
             raise self.fail(
-                f"unsupported format {fmt!r}; this version of Resource Studio reads format = {FORMAT_VERSION}",
+                f"unsupported format {fmt!r}; this version of Resource Studio reads "
+                f"format = {FORMAT_VERSION}",
                 self.where.top.get("format"),
             )
         server = self._server(data.get("server", {}))
         prelude = data.get("prelude", "")
         if not isinstance(prelude, str):
-            raise self.fail(f"prelude must be a string, not {_type_name(prelude)}", self.where.top.get("prelude"))
+            raise self.fail(
+                f"prelude must be a string, not {_type_name(prelude)}", self.where.top.get("prelude")
+            )
         raw_resources = data.get("resources", [])
         if not isinstance(raw_resources, list):
             raise self.fail(
@@ -349,7 +357,11 @@ def _expect(value: Any, kind: type | tuple[type, ...], key: str, what: str | Non
     kinds = kind if isinstance(kind, tuple) else (kind,)
     # TOML booleans are Python ints; a boolean is never a number here.
     if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
-        expected = " or ".join(_TYPE_NAMES.get(k, k.__name__) for k in kinds)
+        # An int is a fine float, so (float, int) reads as just "a number".
+        names = dict.fromkeys(
+            "a number" if k is int and float in kinds else _TYPE_NAMES.get(k, k.__name__) for k in kinds
+        )
+        expected = " or ".join(names)
         raise _FieldError(key, f"{what or key} must be {expected}, not {_type_name(value)}")
     return value
 
@@ -358,7 +370,7 @@ def _parse_server(data: dict[str, Any]) -> ServerSettings:
     unknown = set(data) - _SERVER_KEYS
     if unknown:
         raise _FieldError(
-            sorted(unknown)[0],
+            min(unknown),
             f"unknown key(s): {', '.join(sorted(unknown))} (known: {', '.join(sorted(_SERVER_KEYS))})",
         )
     settings = ServerSettings()
@@ -393,7 +405,7 @@ def _parse_resource(raw: Any) -> ResourceSpec:
     unknown = set(data) - _RESOURCE_KEYS
     if unknown:
         raise _FieldError(
-            sorted(unknown)[0],
+            min(unknown),
             f"unknown key(s): {', '.join(sorted(unknown))} (known: {', '.join(sorted(_RESOURCE_KEYS))})",
         )
     spec = ResourceSpec()
@@ -449,7 +461,9 @@ def _parse_icon(raw: Any) -> Icon:
     icon = _expect(raw, dict, "icons", "each icon")
     extra = set(icon) - {"src", "mime_type", "sizes"}
     if extra:
-        raise _FieldError("icons", f"unknown icon key(s): {', '.join(sorted(extra))} (known: mime_type, sizes, src)")
+        raise _FieldError(
+            "icons", f"unknown icon key(s): {', '.join(sorted(extra))} (known: mime_type, sizes, src)"
+        )
     src = _expect(icon.get("src", ""), str, "icons", "icon src")
     mime = icon.get("mime_type")
     if mime is not None:
@@ -466,7 +480,8 @@ def _parse_annotations(ann: dict[str, Any]) -> Annotations:
     if extra:
         raise _FieldError(
             "annotations",
-            f"unknown annotation key(s): {', '.join(sorted(extra))} (known: audience, last_modified, priority)",
+            f"unknown annotation key(s): {', '.join(sorted(extra))} "
+            "(known: audience, last_modified, priority)",
         )
     priority = ann.get("priority")
     if priority is not None:
@@ -618,7 +633,9 @@ def _string(value: str) -> str:
             out.append(f"\\u{code:04x}")
         elif 0xD800 <= code <= 0xDFFF:
             # TOML (and UTF-8) cannot carry a lone surrogate; refuse before anything is written.
-            raise ValidationError(f"cannot save the string {value[:40]!r}: it holds a lone surrogate U+{code:04X}")
+            raise ValidationError(
+                f"cannot save the string {value[:40]!r}: it holds a lone surrogate U+{code:04X}"
+            )
         else:
             out.append(ch)
     out.append('"')

@@ -7,7 +7,7 @@ import copy
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Union
+from typing import TYPE_CHECKING, Any, Literal
 
 import mcp_types as types
 
@@ -28,10 +28,10 @@ __all__ = [
     "ResourceBuilder",
 ]
 
-Reader = Callable[..., Union[object, Awaitable[object]]]
+Reader = Callable[..., object | Awaitable[object]]
 """`reader(uri)` or `reader(uri, params)`, plain or async; see `Resource.read`."""
 
-Completer = Union[Sequence[str], Callable[..., Union[Sequence[str], Awaitable[Sequence[str]]]]]
+Completer = Sequence[str] | Callable[..., Sequence[str] | Awaitable[Sequence[str]]]
 """Completion values of one template variable: a static list or `complete(name, value, context)`."""
 
 Audience = Literal["user", "assistant"]
@@ -289,7 +289,9 @@ class Resource:
     def to_mcp(self) -> types.Resource | types.ResourceTemplate:
         """The listing entry: a `Resource` for a direct URI, a `ResourceTemplate` otherwise."""
         icons = [icon.to_mcp() for icon in self.icons] or None
-        annotations = self.annotations.to_mcp() if self.annotations and not self.annotations.is_empty else None
+        annotations = (
+            self.annotations.to_mcp() if self.annotations and not self.annotations.is_empty else None
+        )
         common: dict[str, Any] = {
             "name": self.name,
             "title": self.title or None,

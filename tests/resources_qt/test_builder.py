@@ -137,16 +137,29 @@ def test_annotations_size_completions_and_cache() -> None:
     assert dumped["size"] == 1234
     assert resource.cache is not None and resource.cache.scope == "public"
     templated = (
-        Resource.builder().name("t").uri_template("x://{id}").completion("id", ["1", "2"]).reader(read_manual).build()
+        Resource.builder()
+        .name("t")
+        .uri_template("x://{id}")
+        .completion("id", ["1", "2"])
+        .reader(read_manual)
+        .build()
     )
     assert templated.completions == {"id": ["1", "2"]}
     with pytest.raises(ValidationError, match="unknown variable"):
-        Resource.builder().name("t").uri_template("x://{id}").completion("nope", ["1"]).reader(read_manual).build()
+        Resource.builder().name("t").uri_template("x://{id}").completion("nope", ["1"]).reader(
+            read_manual
+        ).build()
 
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"audience": ["robot"]}, {"priority": 1.5}, {"priority": -0.1}, {"priority": True}, {"last_modified": 5}],
+    [
+        {"audience": ["robot"]},
+        {"priority": 1.5},
+        {"priority": -0.1},
+        {"priority": True},
+        {"last_modified": 5},
+    ],
 )
 def test_bad_annotations_are_refused(kwargs: dict[str, object]) -> None:
     with pytest.raises(ValidationError) as caught:

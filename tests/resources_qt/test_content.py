@@ -1,4 +1,4 @@
-"""The seed's content rules: from_text/from_blob, text/blob exclusion, serialization and reader-result conversion."""
+"""The seed's content rules: factories, text/blob exclusion, serialization, reader-result conversion."""
 
 from __future__ import annotations
 
@@ -105,7 +105,12 @@ def test_to_mcp_and_dict_round_trip() -> None:
     blob = ResourceContent.from_blob("img://1", "image/png", PNG)
     blob.meta = {"source": "test"}
     assert isinstance(blob.to_mcp(), types.BlobResourceContents)
-    assert blob.to_dict() == {"uri": "img://1", "mimeType": "image/png", "blob": PNG, "_meta": {"source": "test"}}
+    assert blob.to_dict() == {
+        "uri": "img://1",
+        "mimeType": "image/png",
+        "blob": PNG,
+        "_meta": {"source": "test"},
+    }
     assert ResourceContent.from_dict(blob.to_dict()) == blob
     text = ResourceContent.from_text("x://1", "", "plain")
     assert "mimeType" not in text.to_dict()
@@ -166,7 +171,10 @@ def test_content_is_passed_through_and_only_fills_in_a_missing_mime_type() -> No
     assert own.mime_type == "text/csv"
     bare = ResourceContent.from_text("x://1", "", "a")
     assert to_contents(bare, uri="x://1", mime_type="text/plain")[0].mime_type == "text/plain"
-    many = [ResourceContent.from_text("x://1", "text/plain", "a"), ResourceContent.from_bytes("x://1", "", b"b")]
+    many = [
+        ResourceContent.from_text("x://1", "text/plain", "a"),
+        ResourceContent.from_bytes("x://1", "", b"b"),
+    ]
     assert to_contents(tuple(many), uri="x://1", mime_type="application/x") == many
 
 

@@ -12,8 +12,8 @@ import pytest
 
 from resources_qt import (
     INTERNAL_ERROR,
-    Icon,
     OPERATION_FAILED,
+    Icon,
     ReaderFailedError,
     ReaderMissingError,
     Resource,
@@ -29,7 +29,12 @@ def read(resource: Resource, uri: str, params: Mapping[str, Any] | None = None) 
 
 
 def template(reader: object, mime_type: str = "text/plain") -> Resource:
-    return Resource(name="t", uri_template="tickets://{id}/attachment", mime_type=mime_type, reader=reader)  # type: ignore[arg-type]
+    return Resource(
+        name="t",
+        uri_template="tickets://{id}/attachment",
+        mime_type=mime_type,
+        reader=reader,  # type: ignore[arg-type]
+    )
 
 
 def test_seed_form_reader_receives_the_concrete_uri() -> None:
@@ -104,7 +109,9 @@ def test_raising_reader_is_wrapped_with_its_message() -> None:
 
 
 def test_none_from_a_reader_is_the_generic_failure() -> None:
-    with pytest.raises(ReaderFailedError, match="Resource reader returned None for URI: tickets://3/attachment"):
+    with pytest.raises(
+        ReaderFailedError, match="Resource reader returned None for URI: tickets://3/attachment"
+    ):
         read(template(lambda uri: None), "tickets://3/attachment")
 
 
@@ -131,15 +138,19 @@ def test_cancellation_is_not_turned_into_a_failure() -> None:
 
 
 def test_validate_names_each_problem() -> None:
-    ok = lambda uri: "x"  # noqa: E731
+    ok = lambda uri: "x"
     cases = {
         "Resource name must not be empty": Resource(uri="x://1", reader=ok),
-        "Cannot set both URI and URITemplate": Resource(name="n", uri="x://1", uri_template="x://{a}", reader=ok),
+        "Cannot set both URI and URITemplate": Resource(
+            name="n", uri="x://1", uri_template="x://{a}", reader=ok
+        ),
         "needs a URI or a URI template": Resource(name="n", reader=ok),
         "URI must not be blank": Resource(name="n", uri="  ", reader=ok),
         "has no reader": Resource(name="n", uri="x://1"),
-        "completions need a URI template": Resource(name="n", uri="x://1", reader=ok, completions={"a": ["1"]}),
-        "size must be an int": Resource(name="n", uri="x://1", reader=ok, size="big"),  # type: ignore[arg-type]
+        "completions need a URI template": Resource(
+            name="n", uri="x://1", reader=ok, completions={"a": ["1"]}
+        ),
+        "size must be an int": Resource(name="n", uri="x://1", reader=ok, size="9"),  # type: ignore[arg-type]
         "uri must be a str": Resource(name="n", uri=5, reader=ok),  # type: ignore[arg-type]
     }
     for message, resource in cases.items():
@@ -150,7 +161,9 @@ def test_validate_names_each_problem() -> None:
 
 
 def test_is_template_decides_the_listing_type() -> None:
-    direct = Resource(name="d", uri="config://app", mime_type="application/json", size=10, reader=lambda u: "")
+    direct = Resource(
+        name="d", uri="config://app", mime_type="application/json", size=10, reader=lambda u: ""
+    )
     templ = Resource(name="t", uri_template="crm://customers/{id}/profile", reader=lambda u: "")
     assert not direct.is_template and templ.is_template
     assert isinstance(direct.to_mcp(), types.Resource) and direct.key == "config://app"

@@ -1,4 +1,4 @@
-"""URI templates: the seed's match table, RFC 6570 beyond it, resolution order, and the index against a linear scan."""
+"""URI templates: the seed's match table, RFC 6570 beyond it, resolution order, index versus linear scan."""
 
 from __future__ import annotations
 
@@ -16,7 +16,11 @@ MATCH_TABLE = [
     ("users/{id}/profile", "users/abc/profile", {"id": "abc"}),
     ("users/{id}/profile", "users/profile", None),
     ("users/{id}/profile", "users/123/profile/extra", None),
-    ("repo://{owner}/{repo}/{path}", "repo://tms/aistudio/main.pas", {"owner": "tms", "repo": "aistudio", "path": "main.pas"}),
+    (
+        "repo://{owner}/{repo}/{path}",
+        "repo://tms/aistudio/main.pas",
+        {"owner": "tms", "repo": "aistudio", "path": "main.pas"},
+    ),
     ("repo://{owner}/{repo}/{path}", "repo://tms/aistudio", None),
     # A simple variable never spans '/': no variable-depth paths.
     ("repo://{owner}/{repo}/{path}", "repo://tms/aistudio/src/units/main.pas", None),
@@ -214,7 +218,9 @@ def templates(draw: st.DrawFn) -> str:
     tail = draw(st.sampled_from(["", "/{+rest}", "{?q}", "/{+rest}{?q}", "{/seg*}", "{#frag}"]))
     counter = iter(range(100))
     # Every variable gets its own name: the SDK refuses repeated names.
-    body = "/".join(p.replace("{v}", "{v%d}" % next(counter)).replace("{w}", "{w%d}" % next(counter)) for p in parts)
+    body = "/".join(
+        p.replace("{v}", f"{{v{next(counter)}}}").replace("{w}", f"{{w{next(counter)}}}") for p in parts
+    )
     template = scheme + body + tail
     if "{" not in template:
         template += "/{last}"
