@@ -149,8 +149,11 @@ def main(argv: list[str] | None = None) -> int:
     shoot(window, "main_window")
     shoot(window.centralWidget(), "editor")
     shoot(window.server_dock, "server_panel")
-    shoot(window.traffic_dock, "traffic_log")
     shoot(window.catalogue, "catalogue")
+    window.traffic_dock.raise_()
+    pump(0.5)
+    shoot(window, "main_window_traffic")
+    shoot(window.traffic_dock, "traffic_log")
 
     stop.set()
     if client is not None:
