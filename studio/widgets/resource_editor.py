@@ -56,7 +56,7 @@ class ResourceEditor(QWidget):
         form_scroll.setWidgetResizable(True)
         form_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         form_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        form_scroll.setMinimumWidth(340)
+        form_scroll.setMinimumWidth(300)
 
         self.snippet_editor = SnippetEditor(self)
         self.snippet_editor.setPlaceholderText(
@@ -107,7 +107,7 @@ class ResourceEditor(QWidget):
         right.addWidget(self.bottom_tabs)
         right.setStretchFactor(0, 1)
         right.setStretchFactor(1, 1)
-        right.setSizes([320, 380])
+        right.setSizes([400, 400])
 
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
         self.splitter.setChildrenCollapsible(False)

@@ -99,6 +99,8 @@ class ResourceForm(QWidget):
         self.mime_edit.setEditable(True)
         self.mime_edit.addItems(COMMON_MIME_TYPES)
         self.mime_edit.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        self.mime_edit.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.mime_edit.setMinimumContentsLength(12)
 
         self.icons_table = IconsTable(self)
 
@@ -113,6 +115,7 @@ class ResourceForm(QWidget):
         self.priority_spin.setDecimals(2)
         self.priority_spin.setSpecialValueText("not set")
         self.priority_spin.setToolTip("0 = least important, 1 = most important")
+        self.priority_spin.setMaximumWidth(110)
 
         self.samples_edit = QPlainTextEdit(self)
         self.samples_edit.setObjectName("samplesEdit")
@@ -158,9 +161,6 @@ class ResourceForm(QWidget):
         audience_row.setContentsMargins(0, 0, 0, 0)
         audience_row.addWidget(self.audience_user)
         audience_row.addWidget(self.audience_assistant)
-        audience_row.addSpacing(16)
-        audience_row.addWidget(QLabel("Priority", self))
-        audience_row.addWidget(self.priority_spin)
         audience_row.addStretch(1)
 
         form = QFormLayout()
@@ -175,6 +175,7 @@ class ResourceForm(QWidget):
         form.addRow(self._address_label, self.uri_edit)
         form.addRow("&MIME type", self.mime_edit)
         form.addRow("Audience", audience_row)
+        form.addRow("&Priority", self.priority_spin)
         form.addRow("Icons", self.icons_table)
         form.addRow("&Samples", self.samples_edit)
 

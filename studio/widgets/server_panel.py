@@ -228,7 +228,7 @@ class ServerPanel(QWidget):
         self._direct_uris = list(uris)
         self._refill_notify_uris()
 
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+    def resizeEvent(self, event: QResizeEvent) -> None:
         wide = event.size().width() > 1.4 * event.size().height()
         direction = QBoxLayout.Direction.LeftToRight if wide else QBoxLayout.Direction.TopToBottom
         if self._boxes.direction() != direction:
@@ -317,7 +317,7 @@ class ServerPanel(QWidget):
         row = self._sessions.session(session_id) if session_id else None
         subscriptions = row.subscriptions if row is not None else set()
         if subscriptions and self.notify_uri.currentText() not in subscriptions:
-            self.notify_uri.setEditText(sorted(subscriptions)[0])
+            self.notify_uri.setEditText(min(subscriptions))
         self._update_enabled()
 
     @Slot(QModelIndex, int, int)
