@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 from PySide6.QtCore import Property, QObject, Signal, Slot
 
 from resources_qt.project import Project, ResourceSpec
+from resources_qt.qt.pump import EventPump
 from resources_qt.resource import Resource
 from resources_qt.server import ResourceServer
 from resources_qt.server.completion import complete_values
@@ -31,8 +32,6 @@ from resources_qt.server.loopthread import LoopThread
 from resources_qt.server.reading import PreviewOutcome
 from resources_qt.server.reload import ChangeSummary, announce_changes, apply_project, apply_spec
 from resources_qt.snippets import SnippetPool, bind_project, snippet_resource
-
-from resources_qt.qt.pump import EventPump
 
 __all__ = ["ServerController"]
 
@@ -240,7 +239,7 @@ class ServerController(QObject):
             try:
                 self._pool.start()
                 start()
-            except Exception as exc:  # reported to the GUI, never lost
+            except Exception as exc:  # noqa: BLE001 - reported to the GUI, never lost
                 message = " ".join(str(exc).split()) or type(exc).__name__
                 logger.warning("Server start failed: %s", message)
                 self._pump.push(ServerFailed(message))
@@ -283,7 +282,7 @@ class ServerController(QObject):
             if resource is not None:
                 try:
                     values = await complete_values(resource, variable, value, dict(context or {}))
-                except Exception as exc:
+                except Exception as exc:  # noqa: BLE001 - a failing completer offers nothing
                     logger.info("Completion of %s.%s failed: %s", resource_name, variable, exc)
             self._pump.push(_Completions(request_id, values[:100]))
 

@@ -9,7 +9,7 @@ import threading
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import uvicorn
@@ -428,7 +428,7 @@ class ResourceServer:
             message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
             if uri:
                 message["params"] = {"uri": uri}
-            self.emit(Traffic(datetime.now(timezone.utc), session.id, "out", method, message))
+            self.emit(Traffic(datetime.now(UTC), session.id, "out", method, message))
         return True
 
     def _on_collection_change(self, kind: ChangeKind, resource: Resource) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 __all__ = [
     "NotificationSent",
@@ -106,16 +106,16 @@ class NotificationSent:
     recipients: int
 
 
-ServerEvent = Union[
-    ServerStarted,
-    ServerStopped,
-    ServerFailed,
-    SessionOpened,
-    SessionClosed,
-    SubscriptionAdded,
-    SubscriptionRemoved,
-    Traffic,
-    NotificationSent,
-]
+ServerEvent = (
+    ServerStarted
+    | ServerStopped
+    | ServerFailed
+    | SessionOpened
+    | SessionClosed
+    | SubscriptionAdded
+    | SubscriptionRemoved
+    | Traffic
+    | NotificationSent
+)
 
 Observer = Callable[[ServerEvent], None]

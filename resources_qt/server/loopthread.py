@@ -57,7 +57,7 @@ class LoopThread:
                 loop.run_until_complete(self._main_task)
             except asyncio.CancelledError:
                 pass
-            except BaseException as exc:  # reported, never lost: the thread is the server
+            except BaseException as exc:  # noqa: BLE001 - reported, never lost: the thread is the server
                 error = exc
             finally:
                 try:

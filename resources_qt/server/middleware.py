@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -85,7 +85,7 @@ class EngineMiddleware:
 
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def _plain(result: HandlerResult) -> Mapping[str, Any]:

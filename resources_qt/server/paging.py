@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import base64
 import threading
-from typing import Any
+from typing import cast
 
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from resources_qt.collection import Resources
 from resources_qt.errors import INVALID_PARAMS
+from resources_qt.resource import Resource
 
 __all__ = ["ListingCache", "decode_cursor", "encode_cursor"]
 
@@ -38,44 +39,46 @@ def decode_cursor(cursor: str | None) -> int:
 
 
 class ListingCache:
-    """The direct and template listings as SDK models, rebuilt only when `Resources.version` moves.
+    """The direct/template split, rebuilt only when `Resources.version` moves; pages convert lazily.
 
-    A 100,000-resource catalogue is converted once per change, and each page is
-    then a slice.
+    Splitting 100,000 resources is one cheap pass per change; only the page
+    being answered is converted to SDK models, so a listing costs the same
+    whatever the catalogue's size.
     """
 
     def __init__(self, resources: Resources) -> None:
         self._resources = resources
         self._lock = threading.Lock()
         self._version = -1
-        self._direct: list[types.Resource] = []
-        self._templates: list[types.ResourceTemplate] = []
+        self._direct: list[Resource] = []
+        self._templates: list[Resource] = []
 
     def _refresh(self) -> None:
         version = self._resources.version
         if version == self._version:
             return
-        direct: list[types.Resource] = []
-        templates: list[types.ResourceTemplate] = []
+        direct: list[Resource] = []
+        templates: list[Resource] = []
         for resource in self._resources:
-            entry: Any = resource.to_mcp()
-            (templates if resource.is_template else direct).append(entry)
+            (templates if resource.is_template else direct).append(resource)
         self._direct, self._templates, self._version = direct, templates, version
 
     def direct_page(self, cursor: str | None, page_size: int) -> tuple[list[types.Resource], str | None]:
         with self._lock:
             self._refresh()
-            return _page(self._direct, cursor, page_size)
+            items, next_cursor = _page(self._direct, cursor, page_size)
+        return [cast(types.Resource, r.to_mcp()) for r in items], next_cursor
 
     def template_page(
         self, cursor: str | None, page_size: int
     ) -> tuple[list[types.ResourceTemplate], str | None]:
         with self._lock:
             self._refresh()
-            return _page(self._templates, cursor, page_size)
+            items, next_cursor = _page(self._templates, cursor, page_size)
+        return [cast(types.ResourceTemplate, r.to_mcp()) for r in items], next_cursor
 
 
-def _page(items: list[Any], cursor: str | None, page_size: int) -> tuple[list[Any], str | None]:
+def _page(items: list[Resource], cursor: str | None, page_size: int) -> tuple[list[Resource], str | None]:
     offset = decode_cursor(cursor)
     if offset > len(items):
         raise MCPError(INVALID_PARAMS, f"Invalid cursor: {cursor!r}", {"cursor": cursor})

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourcesListChanged, ResourceUpdated
@@ -38,7 +38,7 @@ class Session:
         self.client_name = client_name
         self.client_version = client_version
         self.protocol_version = protocol_version
-        self.connected_at = datetime.now(timezone.utc)
+        self.connected_at = datetime.now(UTC)
         self.subscriptions: set[str] = set(subscriptions)
         self.wants_list_changed = wants_list_changed
 

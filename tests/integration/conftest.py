@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from engine_support import build_catalogue
 
 from resources_qt.server import ResourceServer
-from engine_support import build_catalogue
 
 
 @pytest.fixture

@@ -8,9 +8,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from engine_support import build_catalogue  # noqa: E402
+from engine_support import build_catalogue
 
-from resources_qt.server import ResourceServer  # noqa: E402
+from resources_qt.server import ResourceServer
 
 
 def main() -> None:

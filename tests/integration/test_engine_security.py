@@ -66,9 +66,11 @@ async def test_token_is_enforced(quiet_server: ResourceServer, mode: str) -> Non
         missing = await http.post(url, json=INIT, headers=HEADERS)
         wrong = await http.post(url, json=INIT, headers={**HEADERS, "Authorization": "Bearer nope"})
     assert missing.status_code == 401 and wrong.status_code == 401
-    async with httpx2.AsyncClient(headers={"Authorization": "Bearer s3cret"}, timeout=10) as authed:
-        async with connect(streamable_http_client(url, http_client=authed), mode) as client:
-            listed = await client.list_resources(cursor=None, cache_mode="bypass")
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": "Bearer s3cret"}, timeout=10) as authed,
+        connect(streamable_http_client(url, http_client=authed), mode) as client,
+    ):
+        listed = await client.list_resources(cursor=None, cache_mode="bypass")
     assert listed.resources
 
 
@@ -105,14 +107,16 @@ async def test_stop_frees_the_port_and_restart_works(quiet_server: ResourceServe
 async def test_stop_with_clients_still_connected(quiet_server: ResourceServer) -> None:
     quiet_server.enable_resource_subscriptions = True
     url = quiet_server.start_http(port=0)
-    async with connect(url, "2026-07-28") as modern:
-        async with modern.listen(resource_subscriptions=["config://app/settings"]) as sub:
-            async with connect(url, "legacy") as legacy:
-                await legacy.subscribe_resource("config://app/settings")
-                assert len(quiet_server.sessions()) == 2
-                quiet_server.stop()
-                assert quiet_server.sessions() == []
-            events = [event async for event in sub]  # a graceful close ends the stream
+    async with (
+        connect(url, "2026-07-28") as modern,
+        modern.listen(resource_subscriptions=["config://app/settings"]) as sub,
+    ):
+        async with connect(url, "legacy") as legacy:
+            await legacy.subscribe_resource("config://app/settings")
+            assert len(quiet_server.sessions()) == 2
+            quiet_server.stop()
+            assert quiet_server.sessions() == []
+        events = [event async for event in sub]  # a graceful close ends the stream
     assert events == []
 
 

@@ -50,6 +50,8 @@ async def test_stdio_legacy_subscription_and_modern_listen() -> None:
         assert caps is not None and caps.subscribe and caps.list_changed
         await client.subscribe_resource("config://app/settings")
         await client.unsubscribe_resource("config://app/settings")
-    async with connect(_params("--notify"), "2026-07-28") as modern:
-        async with modern.listen(resources_list_changed=True, resource_subscriptions=["config://app/settings"]) as sub:
-            assert sub is not None
+    async with (
+        connect(_params("--notify"), "2026-07-28") as modern,
+        modern.listen(resources_list_changed=True, resource_subscriptions=["config://app/settings"]) as sub,
+    ):
+        assert sub.honored.resources_list_changed and sub.honored.resource_subscriptions == ["config://app/settings"]

@@ -37,7 +37,7 @@ def _project(greeting: str = "hello", extra: bool = False) -> Project:
 
 
 def _serve(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "studio", "serve", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "studio", "serve", *args], capture_output=True, text=True, check=False,
                           env=ENV, cwd=ROOT, timeout=60)
 
 
@@ -105,9 +105,11 @@ async def test_watch_announces_changed_content_and_catalogue(tmp_path: Path) -> 
 
 async def test_http_serve_until_terminated(tmp_path: Path) -> None:
     path = save_project(_project(), tmp_path / "p.toml")
-    process = subprocess.Popen([sys.executable, "-m", "studio", "serve", str(path), "--http", "127.0.0.1:0",
-                                "--token", "tok"], stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                               env=ENV, cwd=ROOT)
+    command = [sys.executable, "-m", "studio", "serve", str(path), "--http", "127.0.0.1:0", "--token", "tok"]
+    # It must outlive the client; only its first stderr line is read, before any client runs.
+    process = subprocess.Popen(  # noqa: ASYNC220
+        command, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=ENV, cwd=ROOT
+    )
     try:
         assert process.stderr is not None
         line = process.stderr.readline()
@@ -116,9 +118,11 @@ async def test_http_serve_until_terminated(tmp_path: Path) -> None:
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
-        async with httpx2.AsyncClient(headers={"Authorization": "Bearer tok"}, timeout=10) as http:
-            async with connect(streamable_http_client(found.group(1), http_client=http), "2026-07-28") as client:
-                read = await client.read_resource("demo://greeting", cache_mode="bypass")
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": "Bearer tok"}, timeout=10) as http,
+            connect(streamable_http_client(found.group(1), http_client=http), "2026-07-28") as client,
+        ):
+            read = await client.read_resource("demo://greeting", cache_mode="bypass")
         assert read.contents[0].text == "hello"
     finally:
         process.terminate()

@@ -70,7 +70,7 @@ class ClientThread:
     def _run(self) -> None:
         try:
             asyncio.run(self._main())
-        except BaseException as exc:  # surfaced by the test
+        except BaseException as exc:  # noqa: BLE001 - surfaced by the test
             self.error = exc
             self.ready.set()
 
