@@ -54,11 +54,11 @@ def run_app(project: str | None = None, http: str | None = None, stdio: bool = F
         print(f"resource-studio: no such project file: {project}", file=sys.stderr)
         return 2
 
-    import qasync  # noqa: PLC0415 - Qt loads only when the window opens
-    from PySide6.QtWidgets import QApplication  # noqa: PLC0415
+    import qasync
+    from PySide6.QtWidgets import QApplication
 
-    from studio.icons import icon  # noqa: PLC0415
-    from studio.main_window import MainWindow  # noqa: PLC0415
+    from studio.icons import icon
+    from studio.main_window import MainWindow
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     assert isinstance(app, QApplication)

@@ -75,7 +75,7 @@ class _SvgIconEngine(QIconEngine):
         super().__init__()
         self._name = name
 
-    def paint(self, painter: QPainter, rect, mode: QIcon.Mode, state: QIcon.State) -> None:  # noqa: ANN001
+    def paint(self, painter: QPainter, rect, mode: QIcon.Mode, state: QIcon.State) -> None:
         renderer = QSvgRenderer(QByteArray(_svg_data(self._name)))
         if not renderer.isValid():
             return

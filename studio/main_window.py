@@ -50,7 +50,7 @@ class UnsavedChoice(Enum):
 
 
 def _default_controller(project: Project) -> Any:
-    from resources_qt.qt import ServerController  # noqa: PLC0415 - keeps the window importable alone
+    from resources_qt.qt import ServerController
 
     return ServerController(project=project)
 
@@ -324,7 +324,7 @@ class MainWindow(QMainWindow):
         last = self.settings.last_project()
         if last and Path(last).is_file() and self.open_project(last):
             return
-        from studio.app import bundled_example  # noqa: PLC0415 - avoid an import cycle
+        from studio.app import bundled_example
 
         example = bundled_example()
         if example is not None:
@@ -472,7 +472,7 @@ class MainWindow(QMainWindow):
         self.autosaver.stop()
         try:
             self.controller.shutdown()
-        except Exception:  # noqa: BLE001 - never block quitting
+        except Exception:
             logger.exception("server shutdown failed")
 
     # -- window layout -------------------------------------------------------------------
@@ -484,7 +484,7 @@ class MainWindow(QMainWindow):
         if state is not None:
             self.restoreState(state)
 
-    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
+    def closeEvent(self, event: QCloseEvent) -> None:
         if not self.maybe_save():
             event.ignore()
             return

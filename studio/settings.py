@@ -7,7 +7,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QObject, QSettings, Signal
 
-__all__ = ["SETTINGS_ENV", "MAX_RECENT_FILES", "StudioSettings"]
+__all__ = ["MAX_RECENT_FILES", "SETTINGS_ENV", "StudioSettings"]
 
 SETTINGS_ENV = "RESOURCE_STUDIO_SETTINGS"
 """An INI file to use instead of the platform's settings store (tests point it at a temporary file)."""

@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 def _client_session(url: str, uris: list[str], done: threading.Event, stop: threading.Event) -> None:
     """A real client that lists, reads and subscribes, then stays connected until `stop` is set."""
-    from mcp import Client  # noqa: PLC0415
+    from mcp import Client
 
     async def main() -> None:
         async with Client(url, mode="legacy", read_timeout_seconds=15) as client:
@@ -67,14 +67,14 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["RESOURCE_STUDIO_SETTINGS"] = str(scratch / "settings.ini")
     os.environ["RESOURCE_STUDIO_RECOVERY_DIR"] = str(scratch / "recovery")
 
-    from PySide6.QtCore import QCoreApplication, QEventLoop  # noqa: PLC0415
-    from PySide6.QtWidgets import QApplication, QWidget  # noqa: PLC0415
+    from PySide6.QtCore import QCoreApplication, QEventLoop
+    from PySide6.QtWidgets import QApplication, QWidget
 
     app = QApplication([sys.argv[0]])
     app.setApplicationName("Resource Studio")
-    from studio.app import bundled_example  # noqa: PLC0415
-    from studio.icons import icon  # noqa: PLC0415
-    from studio.main_window import MainWindow, UnsavedChoice  # noqa: PLC0415
+    from studio.app import bundled_example
+    from studio.icons import icon
+    from studio.main_window import MainWindow, UnsavedChoice
 
     app.setWindowIcon(icon("app"))
     out = Path(options.out)

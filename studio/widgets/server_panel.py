@@ -129,11 +129,17 @@ class ServerPanel(QWidget):
         self.notify_uri.setToolTip("A resource URI: the direct resources and every subscribed URI are listed")
         self.notify_uri.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.notify_uri.setMinimumContentsLength(16)
-        self.notify_updated_button = QPushButton(icon("notify-updated"), "Updated", objectName="notifyUpdatedButton")
-        self.notify_updated_button.setToolTip("Send notifications/resources/updated for the URI to every subscriber")
+        self.notify_updated_button = QPushButton(
+            icon("notify-updated"), "Updated", objectName="notifyUpdatedButton"
+        )
+        self.notify_updated_button.setToolTip(
+            "Send notifications/resources/updated for the URI to every subscriber"
+        )
         self.notify_session_button = QPushButton(icon("notify-updated"), "To selected",
                                                  objectName="notifySessionButton")  # fmt: skip
-        self.notify_session_button.setToolTip("Send notifications/resources/updated to the selected session only")
+        self.notify_session_button.setToolTip(
+            "Send notifications/resources/updated to the selected session only"
+        )
         self.notify_list_button = QPushButton(icon("notify-list-changed"), "List changed",
                                               objectName="notifyListChangedButton")  # fmt: skip
         self.notify_list_button.setToolTip(
@@ -191,7 +197,10 @@ class ServerPanel(QWidget):
         return self._url
 
     def set_capabilities(self, notifications: bool, subscriptions: bool) -> None:
-        for check, value in ((self.notifications_check, notifications), (self.subscriptions_check, subscriptions)):
+        for check, value in (
+            (self.notifications_check, notifications),
+            (self.subscriptions_check, subscriptions),
+        ):
             check.blockSignals(True)
             check.setChecked(value)
             check.blockSignals(False)
@@ -293,7 +302,9 @@ class ServerPanel(QWidget):
     @Slot(bool)
     def _on_capability_toggled(self, _checked: bool) -> None:
         self._update_enabled()
-        self.capabilities_changed.emit(self.notifications_check.isChecked(), self.subscriptions_check.isChecked())
+        self.capabilities_changed.emit(
+            self.notifications_check.isChecked(), self.subscriptions_check.isChecked()
+        )
 
     @Slot()
     def _on_notify_updated_clicked(self) -> None:

@@ -7,12 +7,19 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QPlainTextEdit, QPushButton, QSpinBox, QTableView
+from studio_client import BackgroundClient
 
-from resources_qt.project import Project, ResourceSpec, ServerSettings, dumps_project, load_project, save_project
+from resources_qt.project import (
+    Project,
+    ResourceSpec,
+    ServerSettings,
+    dumps_project,
+    load_project,
+    save_project,
+)
 from studio.main_window import MainWindow, UnsavedChoice
 from studio.recovery import RecoveryStore
 from studio.settings import StudioSettings
-from studio_client import BackgroundClient
 
 WAIT_MS = 15_000
 
