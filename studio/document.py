@@ -23,15 +23,15 @@ MERGE_WINDOW_S = 2.0
 _UPDATE_ID = 1001
 _PRELUDE_ID = 1002
 
-_DIRECT_READER = '''def read(uri, params):
+_DIRECT_READER = """def read(uri, params):
     # Return str, bytes, JSON-able data or ResourceContent.
     return f"Hello from {uri}"
-'''
+"""
 
-_TEMPLATE_READER = '''def read(uri, params):
+_TEMPLATE_READER = """def read(uri, params):
     # params holds the template variables extracted from the URI.
     return {"uri": uri, "params": params}
-'''
+"""
 
 
 def copy_spec(spec: ResourceSpec) -> ResourceSpec:
@@ -53,7 +53,7 @@ def check_source(source: str, *, filename: str = "<reader>") -> tuple[int, int, 
     if not source.strip():
         return None
     try:
-        from resources_qt.snippets import check_snippet  # noqa: PLC0415 - optional until it lands
+        from resources_qt.snippets import check_snippet
     except ImportError:
         check_snippet = None
     if check_snippet is not None:
@@ -71,7 +71,9 @@ def check_source(source: str, *, filename: str = "<reader>") -> tuple[int, int, 
 
 
 class _UpdateResource(QUndoCommand):
-    def __init__(self, document: ProjectDocument, old_name: str, before: ResourceSpec, after: ResourceSpec) -> None:
+    def __init__(
+        self, document: ProjectDocument, old_name: str, before: ResourceSpec, after: ResourceSpec
+    ) -> None:
         super().__init__(f"Edit {after.name or old_name}")
         self._document = document
         self._before = before
@@ -101,7 +103,9 @@ class _UpdateResource(QUndoCommand):
 class _InsertResource(QUndoCommand):
     """Adds `spec` at `index` (redo) and removes it (undo); `remove=True` swaps the two."""
 
-    def __init__(self, document: ProjectDocument, index: int, spec: ResourceSpec, *, remove: bool, text: str) -> None:
+    def __init__(
+        self, document: ProjectDocument, index: int, spec: ResourceSpec, *, remove: bool, text: str
+    ) -> None:
         super().__init__(text)
         self._document = document
         self._index = index
@@ -246,7 +250,9 @@ class ProjectDocument(QObject):
         if spec is None:
             return []
         problems = list(self._checked(name, spec)[0])
-        duplicates = [other for other in self._key_index().get(spec.key, []) if other != name] if spec.key else []
+        duplicates = (
+            [other for other in self._key_index().get(spec.key, []) if other != name] if spec.key else []
+        )
         if duplicates:
             problems.append(f"{spec.key!r} is also declared by {', '.join(repr(n) for n in duplicates)}")
         return problems
@@ -319,7 +325,10 @@ class ProjectDocument(QObject):
             )
         else:
             spec = ResourceSpec(
-                name=name, uri=self._unique_key(f"example://{name}"), mime_type="text/plain", reader=_DIRECT_READER
+                name=name,
+                uri=self._unique_key(f"example://{name}"),
+                mime_type="text/plain",
+                reader=_DIRECT_READER,
             )
         self.undo_stack.push(
             _InsertResource(self, len(self._project.resources), spec, remove=False, text=f"Add {name}")
@@ -489,4 +498,3 @@ class ProjectDocument(QObject):
         if dirty != self._was_dirty:
             self._was_dirty = dirty
             self.dirty_changed.emit(dirty)
-

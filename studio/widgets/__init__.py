@@ -36,7 +36,7 @@ _keep_none_alive()
 def studio_icon(name: str, fallback: QStyle.StandardPixmap) -> QIcon:
     """Icon `name` from the studio's SVG set, or a standard style icon when it is not available."""
     try:
-        from studio.icons import icon  # noqa: PLC0415 - the icon set is optional for the widgets
+        from studio.icons import icon
 
         return icon(name)
     except (ImportError, ValueError) as exc:

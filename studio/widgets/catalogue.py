@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import logging
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, QRegularExpression, QSize, QSortFilterProxyModel, Qt, Signal, Slot
+from PySide6.QtCore import (
+    QItemSelectionModel,
+    QModelIndex,
+    QRegularExpression,
+    QSize,
+    QSortFilterProxyModel,
+    Qt,
+    Signal,
+    Slot,
+)
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -47,7 +56,7 @@ class _List(QTreeView):
         self.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.header().setStretchLastSection(False)
 
-    def setModel(self, model) -> None:  # noqa: N802, ANN001 - Qt override; section modes need the columns
+    def setModel(self, model) -> None:
         super().setModel(model)
         header = self.header()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
@@ -96,7 +105,10 @@ class CatalogueView(QWidget):
         self._template_label = QLabel(self)
 
         self.add_resource_action = self._action(
-            "Add resource", "add-resource", QStyle.StandardPixmap.SP_FileIcon, "Add a resource with a fixed URI"
+            "Add resource",
+            "add-resource",
+            QStyle.StandardPixmap.SP_FileIcon,
+            "Add a resource with a fixed URI",
         )
         self.add_template_action = self._action(
             "Add template", "add-template", QStyle.StandardPixmap.SP_FileDialogNewFolder,
@@ -114,7 +126,12 @@ class CatalogueView(QWidget):
         toolbar = QHBoxLayout()
         toolbar.setContentsMargins(0, 0, 0, 0)
         toolbar.setSpacing(2)
-        for action in (self.add_resource_action, self.add_template_action, self.duplicate_action, self.delete_action):
+        for action in (
+            self.add_resource_action,
+            self.add_template_action,
+            self.duplicate_action,
+            self.delete_action,
+        ):
             button = QToolButton(self)
             button.setDefaultAction(action)
             button.setAutoRaise(True)
@@ -124,7 +141,10 @@ class CatalogueView(QWidget):
 
         splitter = QSplitter(Qt.Orientation.Vertical, self)
         splitter.setChildrenCollapsible(False)
-        for label, view in ((self._resource_label, self.resource_list), (self._template_label, self.template_list)):
+        for label, view in (
+            (self._resource_label, self.resource_list),
+            (self._template_label, self.template_list),
+        ):
             pane = QWidget(splitter)
             pane_layout = QVBoxLayout(pane)
             pane_layout.setContentsMargins(0, 6, 0, 0)
@@ -272,7 +292,7 @@ class CatalogueView(QWidget):
         if not name:
             return
         spec = self._document.peek(name)
-        view, proxy, model = self._parts(spec.is_template if spec else False)
+        _view, proxy, model = self._parts(spec.is_template if spec else False)
         row = proxy.mapFromSource(model.index(model.row_of(name), 0)).row()
         self._document.remove_resource(name)
         # Keep the user in place: select the row that took the deleted one's position.

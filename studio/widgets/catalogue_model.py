@@ -35,7 +35,7 @@ class CatalogueModel(QAbstractTableModel):
     rows that are painted, so 10,000 entries cost little.
     """
 
-    def __init__(self, document: ProjectDocument, *, templates: bool, parent=None) -> None:  # noqa: ANN001
+    def __init__(self, document: ProjectDocument, *, templates: bool, parent=None) -> None:
         super().__init__(parent)
         self._document = document
         self._templates = templates
@@ -68,18 +68,18 @@ class CatalogueModel(QAbstractTableModel):
 
     # -- Qt model API --------------------------------------------------------
 
-    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: N802, B008 - Qt signature
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008 - Qt signature
         return 0 if parent.isValid() else len(self._names)
 
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: N802, B008 - Qt signature
+    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008 - Qt signature
         return 0 if parent.isValid() else 2
 
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):  # noqa: N802, ANN201
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return ("Template" if self._templates else "Resource", "MIME type")[section]
         return None
 
-    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole):  # noqa: ANN201
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole):
         if not index.isValid() or index.row() >= len(self._names):
             return None
         name = self._names[index.row()]

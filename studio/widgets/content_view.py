@@ -16,7 +16,17 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from PySide6.QtCore import QAbstractTableModel, QByteArray, QModelIndex, QObject, QPersistentModelIndex, QSize, Qt, Signal, Slot
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QByteArray,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QSize,
+    Qt,
+    Signal,
+    Slot,
+)
 from PySide6.QtGui import QFontDatabase, QImage, QPainter, QPixmap
 from PySide6.QtSvg import QSvgRenderer
 from PySide6.QtWidgets import (
@@ -170,7 +180,7 @@ def prepare(content: ResourceContent) -> Prepared:
     text = text or ""
     if base in ("text/csv", "text/tab-separated-values"):
         delimiter = "\t" if base == "text/tab-separated-values" else ","
-        reader = csv.reader(io.StringIO(text[:DISPLAY_LIMIT * 8]), delimiter=delimiter)
+        reader = csv.reader(io.StringIO(text[: DISPLAY_LIMIT * 8]), delimiter=delimiter)
         rows: list[list[str]] = []
         notes = []
         try:
@@ -189,14 +199,18 @@ def prepare(content: ResourceContent) -> Prepared:
     if base in ("text/markdown", "text/x-markdown"):
         prepared.kind = "markdown"
         if len(text) > MARKDOWN_LIMIT:
-            prepared.notes.append(f"Too large to render (over {human_size(MARKDOWN_LIMIT)}); showing the source.")
+            prepared.notes.append(
+                f"Too large to render (over {human_size(MARKDOWN_LIMIT)}); showing the source."
+            )
     return prepared
 
 
 def _hex_prepared(data: bytes, mime: str, size: int) -> Prepared:
     notes = [f"{human_size(size)} of binary data ({mime})."]
     if size > HEX_LIMIT:
-        notes.append(f"Showing the first {human_size(HEX_LIMIT)} of {human_size(size)}; use Save content as... for all.")
+        notes.append(
+            f"Showing the first {human_size(HEX_LIMIT)} of {human_size(size)}; use Save content as... for all."
+        )
     return Prepared("hex", mime, size, text=_hex_dump(data[:HEX_LIMIT]), data=data, notes=notes)
 
 
@@ -209,19 +223,19 @@ class _CsvModel(QAbstractTableModel):
         self._rows = rows[1:]
         self._columns = max((len(row) for row in rows), default=0)
 
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self._rows)
 
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else self._columns
 
-    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):  # noqa: ANN201
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole) and index.isValid():
             row = self._rows[index.row()]
             return row[index.column()] if index.column() < len(row) else ""
         return None
 
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):  # noqa: N802, ANN201
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
         if role != Qt.ItemDataRole.DisplayRole:
             return None
         if orientation == Qt.Orientation.Horizontal:
@@ -239,7 +253,7 @@ _relay: _Relay | None = None
 
 
 def _get_relay() -> _Relay:
-    global _relay  # noqa: PLW0603 - one relay for all views, created on the GUI thread
+    global _relay
     if _relay is None:
         _relay = _Relay()
     return _relay
@@ -389,7 +403,9 @@ class ContentView(QWidget):
     def _show(self, prepared: Prepared) -> None:
         self._prepared = prepared
         size = human_size(prepared.size)
-        self.info_label.setText(f"{prepared.mime_type} · {size} · {self._content.uri if self._content else ''}")
+        self.info_label.setText(
+            f"{prepared.mime_type} · {size} · {self._content.uri if self._content else ''}"
+        )
         if prepared.notes:
             self.note_label.setText(" ".join(prepared.notes))
             self.note_label.show()
@@ -438,7 +454,7 @@ class ContentView(QWidget):
         self._future = None
         try:
             prepared = future.result()
-        except Exception as exc:  # noqa: BLE001 - shown to the user instead of the content
+        except Exception as exc:
             logger.exception("preparing the preview failed")
             prepared = Prepared("text", "text/plain", 0, text=f"Could not prepare the content: {exc}")
         self._show(prepared)

@@ -26,8 +26,8 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "PythonHighlighter",
-    "Spans",
     "SpanHighlighter",
+    "Spans",
     "lex_spans",
     "lexer_for_mime",
     "token_format",
@@ -64,7 +64,7 @@ def lexer_for_mime(mime_type: str) -> Lexer:
     base = (mime_type or "").split(";", 1)[0].strip().lower()
     cls = _MIME_LEXERS.get(base)
     if cls is None:
-        if base.endswith("+json") or base.endswith("/json"):
+        if base.endswith(("+json", "/json")):
             cls = JsonLexer
         elif base.endswith("+xml"):
             cls = XmlLexer
@@ -142,7 +142,7 @@ class SpanHighlighter(QSyntaxHighlighter):
         self._spans = spans
         self.rehighlight()
 
-    def highlightBlock(self, text: str) -> None:  # noqa: N802 - Qt override
+    def highlightBlock(self, text: str) -> None:
         runs = self._spans.get(self.currentBlock().blockNumber())
         if runs:
             _apply(self, text, runs)
@@ -197,7 +197,7 @@ class PythonHighlighter(QSyntaxHighlighter):
         super().__init__(document)
         self._lexer = PythonLexer(stripnl=False, ensurenl=False)
 
-    def highlightBlock(self, text: str) -> None:  # noqa: N802 - Qt override
+    def highlightBlock(self, text: str) -> None:
         previous = max(self.previousBlockState(), _NORMAL)
         prefix = _TRIPLES.get(previous, "")
         runs = []

@@ -168,7 +168,9 @@ class IconsTable(QWidget):
             if not src:
                 continue
             try:
-                result.append(Icon(src, self._text(row, _MIME) or None, tuple(self._text(row, _SIZES).split())))
+                result.append(
+                    Icon(src, self._text(row, _MIME) or None, tuple(self._text(row, _SIZES).split()))
+                )
             except ValidationError as exc:
                 raise ValidationError(f"Icon {row + 1}: {exc.message}") from exc
         return result
@@ -195,7 +197,9 @@ class IconsTable(QWidget):
         src = self._text(row, _SRC)
         icon = thumbnail(src, self._base_dir) if src else None
         item.setIcon(icon if icon is not None else QIcon())
-        item.setToolTip("" if icon is not None or not src else "No preview: the icon is not a local file or data: URI")
+        item.setToolTip(
+            "" if icon is not None or not src else "No preview: the icon is not a local file or data: URI"
+        )
 
     @Slot()
     def _on_add_clicked(self) -> None:

@@ -237,7 +237,9 @@ class PreviewPanel(QWidget):
             parts.append("No resource matched")
         params = getattr(outcome, "params", None) or {}
         if params:
-            shown = ", ".join(f"<code>{esc(str(k))}</code> = <code>{esc(str(v))}</code>" for k, v in params.items())
+            shown = ", ".join(
+                f"<code>{esc(str(k))}</code> = <code>{esc(str(v))}</code>" for k, v in params.items()
+            )
             parts.append(f"parameters {shown}")
         elapsed = getattr(outcome, "elapsed_ms", None)
         if elapsed is not None:
@@ -348,5 +350,9 @@ class PreviewPanel(QWidget):
         if spec is not None and spec.complete.strip():
             for variable, edit in self._variable_edits.items():
                 if edit is sender or (isinstance(sender, QCompleter) and edit.completer() is sender):
-                    context = {name: e.text() for name, e in self._variable_edits.items() if e.text() and e is not edit}
+                    context = {
+                        name: e.text()
+                        for name, e in self._variable_edits.items()
+                        if e.text() and e is not edit
+                    }
                     self.completion_requested.emit(spec.name, variable, edit.text(), context)

@@ -177,7 +177,9 @@ class ResourceEditor(QWidget):
         if found is None:
             self.snippet_editor.clear_diagnostic()
             if self._name and not source.strip():
-                self._set_status("The resource needs a reader: define <code>read(uri, params)</code>.", error=True)
+                self._set_status(
+                    "The resource needs a reader: define <code>read(uri, params)</code>.", error=True
+                )
             else:
                 self._set_status("", error=False)
             return

@@ -79,7 +79,9 @@ class ResourceForm(QWidget):
         self.title_edit.setPlaceholderText("optional human-readable title")
         self.description_edit = QPlainTextEdit(self)
         self.description_edit.setObjectName("descriptionEdit")
-        self.description_edit.setPlaceholderText("optional: what the resource holds, for the model and the user")
+        self.description_edit.setPlaceholderText(
+            "optional: what the resource holds, for the model and the user"
+        )
         self.description_edit.setTabChangesFocus(True)
         self.description_edit.setFixedHeight(self.fontMetrics().lineSpacing() * 3 + 12)
 
@@ -265,9 +267,15 @@ class ResourceForm(QWidget):
         except ValidationError:
             spec.icons = list(base.icons)
         audience = tuple(
-            role for role, box in (("user", self.audience_user), ("assistant", self.audience_assistant)) if box.isChecked()
+            role
+            for role, box in (("user", self.audience_user), ("assistant", self.audience_assistant))
+            if box.isChecked()
         )
-        priority = None if self.priority_spin.value() <= _NO_PRIORITY + 1e-9 else round(self.priority_spin.value(), 2)
+        priority = (
+            None
+            if self.priority_spin.value() <= _NO_PRIORITY + 1e-9
+            else round(self.priority_spin.value(), 2)
+        )
         last_modified = base.annotations.last_modified if base.annotations else None
         annotations = Annotations(audience, priority, last_modified)  # type: ignore[arg-type]
         spec.annotations = None if annotations.is_empty else annotations
@@ -342,7 +350,9 @@ class ResourceForm(QWidget):
             self._completion_edits[variable] = edit
             self._completions_layout.addRow(f"{{{variable}}}", edit)
         if not names:
-            self._completions_layout.addRow(QLabel("The template has no variables yet.", self.completions_box))
+            self._completions_layout.addRow(
+                QLabel("The template has no variables yet.", self.completions_box)
+            )
 
     def _sync_completion_rows(self) -> None:
         variables = self._variables()

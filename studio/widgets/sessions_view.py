@@ -137,12 +137,16 @@ class SessionsModel(QAbstractTableModel):
     def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(_HEADERS)
 
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return _HEADERS[section]
         return None
 
-    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+    def data(
+        self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
         if not index.isValid() or index.row() >= len(self._rows):
             return None
         row = self._rows[index.row()]
@@ -160,7 +164,9 @@ class SessionsModel(QAbstractTableModel):
                 return ", ".join(sorted(row.subscriptions)) if row.subscriptions else "—"
         elif role == Qt.ItemDataRole.ToolTipRole:
             subscriptions = "\n".join(sorted(row.subscriptions)) or "no subscriptions"
-            return f"Session {row.id}\n{row.client} · {row.transport} · {row.protocol_version}\n{subscriptions}"
+            return (
+                f"Session {row.id}\n{row.client} · {row.transport} · {row.protocol_version}\n{subscriptions}"
+            )
         elif role == self.SessionIdRole:
             return row.id
         return None

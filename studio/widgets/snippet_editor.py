@@ -51,10 +51,10 @@ class _Gutter(QWidget):
         super().__init__(editor)
         self._editor = editor
 
-    def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
+    def sizeHint(self) -> QSize:
         return QSize(self._editor.gutter_width(), 0)
 
-    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt override
+    def paintEvent(self, event: QPaintEvent) -> None:
         self._editor._paint_gutter(event)
 
 
@@ -144,7 +144,7 @@ class SnippetEditor(QPlainTextEdit):
 
     # -- indentation ---------------------------------------------------------
 
-    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt override
+    def keyPressEvent(self, event: QKeyEvent) -> None:
         key = event.key()
         mods = event.modifiers()
         if key == Qt.Key.Key_Tab and not mods & Qt.KeyboardModifier.ControlModifier:
@@ -187,7 +187,7 @@ class SnippetEditor(QPlainTextEdit):
 
         self._for_each_line(remove)
 
-    def _for_each_line(self, action) -> None:  # noqa: ANN001 - (QTextCursor, str) -> None
+    def _for_each_line(self, action) -> None:
         first, last = self._selected_blocks()
         edit = QTextCursor(self.document())
         edit.beginEditBlock()
@@ -253,7 +253,7 @@ class SnippetEditor(QPlainTextEdit):
             selections.append(error)
         self.setExtraSelections(selections)
 
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+    def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         rect = self.contentsRect()
         self._gutter.setGeometry(QRect(rect.left(), rect.top(), self.gutter_width(), rect.height()))

@@ -166,7 +166,9 @@ class TrafficModel(QAbstractTableModel):
     def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(_HEADERS)
 
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return _HEADERS[section]
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.ToolTipRole:
@@ -175,7 +177,9 @@ class TrafficModel(QAbstractTableModel):
                     "What the message is about")[section]  # fmt: skip
         return None
 
-    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+    def data(
+        self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
         if not index.isValid() or index.row() >= len(self._rows):
             return None
         entry = self._rows[index.row()]
@@ -273,10 +277,14 @@ class TrafficLog(QWidget):
         self.method_filter = QLineEdit(objectName="trafficMethodFilter")
         self.method_filter.setPlaceholderText("Filter by method…")
         self.method_filter.setClearButtonEnabled(True)
-        self.method_filter.setToolTip("Show only messages whose method contains this text (e.g. resources/read)")
+        self.method_filter.setToolTip(
+            "Show only messages whose method contains this text (e.g. resources/read)"
+        )
         self.method_filter.addAction(icon("filter"), QLineEdit.ActionPosition.LeadingPosition)
 
-        self.pause_button = self._tool("pause", "Pause", "Pause the log (messages are held and shown on resume)")
+        self.pause_button = self._tool(
+            "pause", "Pause", "Pause the log (messages are held and shown on resume)"
+        )
         self.pause_button.setObjectName("trafficPauseButton")
         self.pause_button.setCheckable(True)
         self.clear_button = self._tool("clear", "Clear", "Clear the log")
@@ -305,7 +313,9 @@ class TrafficLog(QWidget):
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         for column, width in enumerate((96, 76, 28, 190)):
             self.table.setColumnWidth(column, width)
-        self.table.setToolTip("JSON-RPC messages between the clients and the server; select one to see it in full")
+        self.table.setToolTip(
+            "JSON-RPC messages between the clients and the server; select one to see it in full"
+        )
 
         self.detail = QTextBrowser(objectName="trafficDetail")
         self.detail.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
@@ -401,7 +411,9 @@ class TrafficLog(QWidget):
     @Slot(bool)
     def _on_pause_toggled(self, paused: bool) -> None:
         self._paused = paused
-        self.pause_button.setToolTip("Resume the log" if paused else "Pause the log (messages are held and shown on resume)")
+        self.pause_button.setToolTip(
+            "Resume the log" if paused else "Pause the log (messages are held and shown on resume)"
+        )
         if not paused and self._held:
             held = list(self._held)
             self._held.clear()
@@ -417,7 +429,9 @@ class TrafficLog(QWidget):
 
     @Slot()
     def _on_export_clicked(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export traffic", "traffic.jsonl", "JSON lines (*.jsonl);;All files (*)")
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Export traffic", "traffic.jsonl", "JSON lines (*.jsonl);;All files (*)"
+        )
         if path:
             try:
                 self.export_jsonl(path)
@@ -442,9 +456,13 @@ class TrafficLog(QWidget):
         text = json.dumps(entry.message, indent=2, ensure_ascii=False, default=str)
         if len(text) > 200_000:  # highlighting megabytes would stall the GUI; show the start
             text = text[:200_000] + "\n… (truncated)"
-        html = highlight(text, JsonLexer(), HtmlFormatter(noclasses=True, nobackground=True, style="friendly"))
+        html = highlight(
+            text, JsonLexer(), HtmlFormatter(noclasses=True, nobackground=True, style="friendly")
+        )
         direction = "received from" if entry.direction == "in" else "sent to"
-        when = entry.time.strftime("%H:%M:%S.%f")[:-3] if isinstance(entry.time, datetime) else str(entry.time)
+        when = (
+            entry.time.strftime("%H:%M:%S.%f")[:-3] if isinstance(entry.time, datetime) else str(entry.time)
+        )
         header = (f"<p style='color:#667'>{when} · {direction} session "
                   f"<b>{entry.session_id or '—'}</b> · {entry.method or '(response)'}</p>")  # fmt: skip
         self.detail.setHtml(header + html)

@@ -70,6 +70,3 @@ def project() -> Project:
 @pytest.fixture
 def document(project: Project) -> ProjectDocument:
     return ProjectDocument(project)
-
-
-

@@ -28,7 +28,10 @@ def test_direct_resources_and_templates_are_in_separate_lists(qtbot, document):
     assert view.objectName() == "catalogue"
     assert names(view.resource_list) == ["readme", "config"]
     assert names(view.template_list) == ["notes"]
-    assert view.resource_list.objectName() == "resourceList" and view.template_list.objectName() == "templateList"
+    assert (
+        view.resource_list.objectName() == "resourceList"
+        and view.template_list.objectName() == "templateList"
+    )
     mime = view.resource_list.model().index(1, 1).data()
     assert mime == "application/json"
     assert view.resource_list.uniformRowHeights()
@@ -128,7 +131,9 @@ def test_rename_and_project_reset(qtbot, document):
 
 def test_ten_thousand_entries_load_and_filter(qtbot):
     specs = [
-        ResourceSpec(name=f"r{i}", uri=f"x://r/{i}", mime_type="text/plain", reader="def read(u, p):\n    return ''\n")
+        ResourceSpec(
+            name=f"r{i}", uri=f"x://r/{i}", mime_type="text/plain", reader="def read(u, p):\n    return ''\n"
+        )
         for i in range(10_000)
     ]
     document = ProjectDocument(Project(resources=specs))

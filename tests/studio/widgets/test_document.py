@@ -6,6 +6,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+
 from resources_qt.project import ProjectError, ServerSettings, load_project
 from studio.document import ProjectDocument
 

@@ -43,7 +43,10 @@ def show(qtbot, panel, *contents, **fields):
 def test_samples_fill_the_uri_box_and_variables(qtbot, document):
     panel = make(qtbot, document)
     assert panel.uri_box.objectName() == "previewUri"
-    assert [panel.uri_box.itemText(i) for i in range(panel.uri_box.count())] == ["notes://work/42", "notes://home/7"]
+    assert [panel.uri_box.itemText(i) for i in range(panel.uri_box.count())] == [
+        "notes://work/42",
+        "notes://home/7",
+    ]
     assert panel.uri == "notes://work/42"
     assert panel.variable_edit("folder").text() == "work" and panel.variable_edit("id").text() == "42"
     panel.uri_box.setCurrentIndex(1)
@@ -109,7 +112,9 @@ def test_json_outcome_is_pretty_printed_highlighted_with_match_and_time(qtbot, d
 
 def test_markdown_outcome_renders_with_a_source_toggle(qtbot, document):
     panel = make(qtbot, document, "readme")
-    (view,) = show(qtbot, panel, ResourceContent.from_text("docs://readme", "text/markdown", "# Title\n\n*hi*\n"))
+    (view,) = show(
+        qtbot, panel, ResourceContent.from_text("docs://readme", "text/markdown", "# Title\n\n*hi*\n")
+    )
     assert view.kind == "markdown"
     assert view.stack.currentWidget() is view.markdown_view
     assert view.markdown_view.toPlainText().startswith("Title")
@@ -120,7 +125,9 @@ def test_markdown_outcome_renders_with_a_source_toggle(qtbot, document):
 
 def test_csv_outcome_is_a_table_over_a_model(qtbot, document):
     panel = make(qtbot, document, "config")
-    (view,) = show(qtbot, panel, ResourceContent.from_text("docs://t", "text/csv", 'name,age\nalice,30\n"b, c",25\n'))
+    (view,) = show(
+        qtbot, panel, ResourceContent.from_text("docs://t", "text/csv", 'name,age\nalice,30\n"b, c",25\n')
+    )
     assert view.kind == "csv" and view.stack.currentWidget() is view.table_view
     model = view.table_view.model()
     assert model.rowCount() == 2 and model.columnCount() == 2
@@ -138,7 +145,9 @@ def test_image_blob_is_rendered(qtbot, document):
 
 def test_svg_text_is_rendered_and_its_source_highlighted(qtbot, document):
     panel = make(qtbot, document, "config")
-    svg = '<svg xmlns="http://www.w3.org/2000/svg" width="20" height="10"><rect width="20" height="10"/></svg>'
+    svg = (
+        '<svg xmlns="http://www.w3.org/2000/svg" width="20" height="10"><rect width="20" height="10"/></svg>'
+    )
     (view,) = show(qtbot, panel, ResourceContent.from_text("docs://i.svg", "image/svg+xml", svg))
     assert view.kind == "svg" and view.image_label.pixmap().width() == 20
     view.toggle_button.click()
@@ -192,7 +201,11 @@ def test_ten_megabytes_of_json_render_off_the_gui_thread(qtbot, document):
     items = [{"id": i, "name": f"item {i}", "tags": ["a", "b"], "score": i / 7} for i in range(130_000)]
     text = json.dumps(items)
     assert len(text) > 10_000_000
-    panel.show_outcome(Outcome(uri="docs://big", contents=[ResourceContent.from_text("docs://big", "application/json", text)]))
+    panel.show_outcome(
+        Outcome(
+            uri="docs://big", contents=[ResourceContent.from_text("docs://big", "application/json", text)]
+        )
+    )
     (view,) = panel.content_views()
     # show_outcome returned before the work was done: the view says it is preparing.
     assert not view.is_ready and view.stack.currentWidget() is view.loading_label

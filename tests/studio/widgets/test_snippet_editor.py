@@ -26,7 +26,10 @@ def test_enter_keeps_indentation_and_indents_after_colon(qtbot):
     qtbot.keyClicks(editor, "x = '#:'")
     qtbot.keyClick(editor, Qt.Key.Key_Return)
     qtbot.keyClicks(editor, "return x")
-    assert editor.toPlainText() == "def read(uri, params):\n    if uri:  # a comment with a colon:\n        x = '#:'\n        return x"
+    assert (
+        editor.toPlainText()
+        == "def read(uri, params):\n    if uri:  # a comment with a colon:\n        x = '#:'\n        return x"
+    )
 
 
 def test_tab_inserts_spaces_to_the_next_stop_and_shift_tab_dedents(qtbot):
@@ -61,7 +64,10 @@ def test_diagnostic_underlines_the_line_with_a_red_wave(qtbot):
     assert editor.diagnostic == (1, 22, "expected ':'")
     editor.clear_diagnostic()
     assert editor.diagnostic is None
-    assert all(s.format.underlineStyle() != QTextCharFormat.UnderlineStyle.WaveUnderline for s in editor.extraSelections())
+    assert all(
+        s.format.underlineStyle() != QTextCharFormat.UnderlineStyle.WaveUnderline
+        for s in editor.extraSelections()
+    )
 
 
 def test_source_edited_is_debounced_and_not_emitted_by_set_source(qtbot):
