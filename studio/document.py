@@ -44,11 +44,14 @@ def copy_spec(spec: ResourceSpec) -> ResourceSpec:
     )
 
 
-def check_source(source: str, *, filename: str = "<reader>") -> tuple[int, int, str] | None:
+def check_source(
+    source: str, *, filename: str = "<reader>", function: str | None = None
+) -> tuple[int, int, str] | None:
     """Compile-only check of a snippet: (line, column, message) of the first error, or None.
 
     Uses the snippet runtime's `check_snippet` so the studio reports exactly
-    what the server would; falls back to `compile()` while that module is absent.
+    what the server would (including a missing `function`, e.g. "read");
+    falls back to `compile()` while that module is absent.
     """
     if not source.strip():
         return None
@@ -57,7 +60,7 @@ def check_source(source: str, *, filename: str = "<reader>") -> tuple[int, int, 
     except ImportError:
         check_snippet = None
     if check_snippet is not None:
-        diagnostic = check_snippet(source, filename=filename)
+        diagnostic = check_snippet(source, filename=filename, function=function)
         if diagnostic is None:
             return None
         return int(diagnostic.line or 1), int(diagnostic.column or 0), str(diagnostic.message)
@@ -474,8 +477,11 @@ class ProjectDocument(QObject):
         except ValidationError as exc:
             form.append(exc.message)
         snippet: list[str] = []
-        for label, source in (("Reader", spec.reader), ("Completion", spec.complete)):
-            found = check_source(source, filename=f"<{label.lower()}>")
+        for label, source, function in (
+            ("Reader", spec.reader, "read"),
+            ("Completion", spec.complete, "complete"),
+        ):
+            found = check_source(source, filename=f"<{label.lower()}>", function=function)
             if found is not None:
                 line, _column, message = found
                 snippet.append(f"{label} snippet, line {line}: {message}")

@@ -173,7 +173,7 @@ class ResourceEditor(QWidget):
     def _check_snippet(self) -> None:
         self._check_timer.stop()
         source = self.snippet_editor.toPlainText()
-        found = check_source(source) if self._name else None
+        found = check_source(source, function="read") if self._name else None
         if found is None:
             self.snippet_editor.clear_diagnostic()
             if self._name and not source.strip():

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QBuffer, Qt
+from PySide6.QtGui import QColor, QImage
 
 from resources_qt.project import Project, ResourceSpec
+from resources_qt.resource import Icon
 from studio.document import ProjectDocument
 from studio.widgets.catalogue import CatalogueView
 from studio.widgets.catalogue_model import ERRORS_ROLE
@@ -145,3 +147,21 @@ def test_ten_thousand_entries_load_and_filter(qtbot):
     view.resource_list.scrollToBottom()
     view.filter_edit.setText("r9999")
     assert names(view.resource_list) == ["r9999"]
+
+
+def test_entry_icon_is_the_first_local_icon_else_the_kind_icon(qtbot, document):
+    image = QImage(4, 4, QImage.Format.Format_ARGB32)
+    image.fill(QColor("red"))
+    buffer = QBuffer()
+    buffer.open(QBuffer.OpenModeFlag.WriteOnly)
+    image.save(buffer, "PNG")
+    data_uri = "data:image/png;base64," + bytes(buffer.data().toBase64()).decode()
+    view = make(qtbot, document)
+    model = view.resource_list.model()
+    generic = model.index(0, 0).data(Qt.ItemDataRole.DecorationRole)
+    document.update_resource("readme", replace(document.spec("readme"), icons=[Icon(data_uri, "image/png")]))
+    custom = model.index(0, 0).data(Qt.ItemDataRole.DecorationRole)
+    assert custom.pixmap(16, 16).toImage().pixelColor(8, 8) == QColor("red")
+    assert generic.cacheKey() != custom.cacheKey()
+    document.update_resource("readme", replace(document.spec("readme"), icons=[Icon("https://x/i.png")]))
+    assert model.index(0, 0).data(Qt.ItemDataRole.DecorationRole).cacheKey() == generic.cacheKey()

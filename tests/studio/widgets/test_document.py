@@ -152,3 +152,13 @@ def test_invalid_specs_are_kept_and_saved(document, tmp_path: Path):
     # The work is on disk; the strict loader then names the resource to fix.
     with pytest.raises(ProjectError, match=extra):
         load_project(target)
+
+
+def test_a_snippet_without_read_is_an_error(document):
+    spec = document.spec("config")
+    document.update_resource("config", replace(spec, reader="def reader(uri, params):\n    return 1\n"))
+    assert document.snippet_errors("config") == [
+        "Reader snippet, line 1: The snippet defines no read() function"
+    ]
+    document.update_resource("config", replace(spec, reader=""))
+    assert document.snippet_errors("config") == ["The resource has no reader snippet"]

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QTextCharFormat, QTextCursor
+from PySide6.QtCore import QEvent, QPoint, Qt
+from PySide6.QtGui import QHelpEvent, QTextCharFormat, QTextCursor
+from PySide6.QtWidgets import QApplication, QToolTip
 
 from studio.widgets.highlighter import _end_state
 from studio.widgets.snippet_editor import SnippetEditor
@@ -109,3 +110,16 @@ def test_two_thousand_lines_load_and_edit(qtbot):
     qtbot.keyClicks(editor, "# edited")
     qtbot.keyClick(editor, Qt.Key.Key_Return)
     assert editor.toPlainText().startswith("# edited\ndef read")
+
+
+def test_tooltip_over_the_error_line_shows_the_message(qtbot):
+    editor = make(qtbot, "x = 1\ny = (\n")
+    editor.resize(400, 200)
+    editor.show()
+    qtbot.waitExposed(editor)
+    editor.set_diagnostic(2, 5, "'(' was never closed")
+    rect = editor.cursorRect(QTextCursor(editor.document().findBlockByNumber(1)))
+    pos = editor.viewport().pos() + rect.center() + QPoint(4, 0)
+    QApplication.sendEvent(editor, QHelpEvent(QEvent.Type.ToolTip, pos, editor.mapToGlobal(pos)))
+    assert QToolTip.text() == "'(' was never closed"
+    QToolTip.hideText()
