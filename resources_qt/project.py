@@ -333,10 +333,11 @@ class _Loader:
             label = f"resource {raw['name']!r}"
         try:
             return _parse_resource(raw)
-        except _FieldError as exc:
-            raise self.fail(f"{label}: {exc.message}", self.where.key_line(index, exc.key)) from exc
         except ValidationError as exc:
-            raise self.fail(f"{label}: {exc.message}", self.where.key_line(index, None)) from exc
+            key = exc.key if isinstance(exc, _FieldError) else None
+            # The model's messages name the resource too; say it once.
+            message = re.sub(r"^Resource '.*?'(: | )", "", exc.message)
+            raise self.fail(f"{label}: {message}", self.where.key_line(index, key)) from exc
 
 
 _TYPE_NAMES: dict[type, str] = {
@@ -418,8 +419,12 @@ def _parse_resource(raw: Any) -> ResourceSpec:
         raise _FieldError("uri_template", "Cannot set both URI and URITemplate (give uri or uri_template)")
     if not spec.uri and not spec.uri_template:
         raise ValidationError("needs a uri or a uri_template")
-    if spec.uri and not spec.uri.strip():
-        raise _FieldError("uri", "uri must not be blank")
+    if spec.uri:
+        try:
+            # The declaration's own URI checks, pointed at the uri key.
+            ResourceSpec(name=spec.name, uri=spec.uri).to_resource(_placeholder_reader).validate()
+        except ValidationError as exc:
+            raise _FieldError("uri", exc.message) from exc
     if spec.uri_template:
         try:
             compiled = compile_template(spec.uri_template)

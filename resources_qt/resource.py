@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import mcp_types as types
+from mcp.shared.uri_template import UriTemplate
 
 from resources_qt.content import ResourceContent, to_contents
 from resources_qt.errors import ReaderFailedError, ReaderMissingError, ResourceError, ValidationError
@@ -234,6 +235,9 @@ class Resource:
             raise ValidationError(f"{label} needs a URI or a URI template")
         if self.uri and not self.uri.strip():
             raise ValidationError(f"{label}: URI must not be blank")
+        if not self.uri_template and UriTemplate.is_template(self.uri):
+            # Braces are not legal in a URI; this is a template declared in the wrong list.
+            raise ValidationError(f"{label}: URI {self.uri!r} looks like a template; declare it as uri_template")
         if self.uri_template:
             try:
                 compiled = self.compiled_template

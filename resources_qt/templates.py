@@ -157,22 +157,29 @@ class _Entry(Generic[T]):
 class _Buckets(Generic[T]):
     """Values keyed by a literal string, probed by every stored key length, longest first."""
 
-    __slots__ = ("by_key", "lengths")
+    __slots__ = ("by_key", "counts", "lengths")
 
     def __init__(self) -> None:
         self.by_key: dict[str, T] = {}
+        self.counts: dict[int, int] = {}
         self.lengths: list[int] = []
 
     def put(self, key: str, value: T) -> None:
+        if key not in self.by_key:
+            size = len(key)
+            self.counts[size] = self.counts.get(size, 0) + 1
+            if self.counts[size] == 1:
+                self.lengths.append(size)
+                self.lengths.sort(reverse=True)
         self.by_key[key] = value
-        if len(key) not in self.lengths:
-            self.lengths.append(len(key))
-            self.lengths.sort(reverse=True)
 
     def drop(self, key: str) -> None:
         del self.by_key[key]
-        if all(len(k) != len(key) for k in self.by_key):
-            self.lengths.remove(len(key))
+        size = len(key)
+        self.counts[size] -= 1
+        if not self.counts[size]:
+            del self.counts[size]
+            self.lengths.remove(size)
 
     def probe(self, text: str, start: int, stop: int) -> Iterator[T]:
         by_key = self.by_key

@@ -356,6 +356,7 @@ name = "second"
         ('reader = "x"\n', 14, "needs a uri or a uri_template"),
         ('uri = "x://first"\n', 16, "duplicate URI 'x://first' (already declared by resource #1, 'first')"),
         ("uri = 5\n", 16, "uri must be a string, not an integer"),
+        ('uri = "x://{id}"\n', 16, "looks like a template; declare it as uri_template"),
     ],
 )
 def test_broken_resources_name_the_line_resource_and_problem(tail: str, line: int, problem: str) -> None:

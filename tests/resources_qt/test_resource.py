@@ -146,6 +146,7 @@ def test_validate_names_each_problem() -> None:
         ),
         "needs a URI or a URI template": Resource(name="n", reader=ok),
         "URI must not be blank": Resource(name="n", uri="  ", reader=ok),
+        "looks like a template; declare it as uri_template": Resource(name="n", uri="x://{id}", reader=ok),
         "has no reader": Resource(name="n", uri="x://1"),
         "completions need a URI template": Resource(
             name="n", uri="x://1", reader=ok, completions={"a": ["1"]}
