@@ -74,6 +74,7 @@ class ResourceServer:
         page_size: int = 100,
         cache: CacheHint | None = None,
         max_request_body_size: int = http_host.DEFAULT_MAX_REQUEST_BODY_SIZE,
+        session_idle_timeout: float | None = 600.0,
     ) -> None:
         if not isinstance(resources, Resources):
             raise TypeError(f"resources must be a Resources collection, not {type(resources).__name__}")
@@ -83,6 +84,8 @@ class ResourceServer:
             raise ValueError(f"page_size must be at least 1, not {page_size}")
         if max_request_body_size < 1:
             raise ValueError("max_request_body_size must be positive")
+        if session_idle_timeout is not None and not session_idle_timeout > 0:
+            raise ValueError("session_idle_timeout must be positive (or None for no limit)")
         self.resources = resources
         self.name = name
         self.version = version
@@ -91,6 +94,9 @@ class ResourceServer:
         self.page_size = page_size
         self.cache = cache
         self.max_request_body_size = max_request_body_size
+        # An HTTP session whose client vanished without DELETE (no request in
+        # flight, no GET stream) is closed after this many seconds.
+        self.session_idle_timeout = session_idle_timeout
         self.enable_resource_notifications = False
         self.enable_resource_subscriptions = False
         self.on_list_resources: ListCallback | None = None
@@ -183,6 +189,7 @@ class ResourceServer:
                 port=bound,
                 token=token,
                 max_request_body_size=self.max_request_body_size,
+                session_idle_timeout=self.session_idle_timeout,
                 extra_hosts=allowed_hosts,
             )
         except BaseException:

@@ -95,6 +95,7 @@ def build_app(
     port: int,
     token: str | None,
     max_request_body_size: int = DEFAULT_MAX_REQUEST_BODY_SIZE,
+    session_idle_timeout: float | None = None,
     extra_hosts: Sequence[str] = (),
 ) -> Starlette:
     """The SDK's Streamable HTTP app at /mcp, with our security settings and optional bearer auth."""
@@ -112,6 +113,7 @@ def build_app(
         auth=auth,
         token_verifier=verifier,
         max_request_body_size=max_request_body_size,
+        session_idle_timeout=session_idle_timeout,
     )
 
 
