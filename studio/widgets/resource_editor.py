@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 
-from PySide6.QtCore import Qt, QTimer, Slot
+from PySide6.QtCore import Qt, Slot
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -20,17 +20,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from studio.document import ProjectDocument, check_source
+from studio.document import ProjectDocument
 from studio.widgets.preview import PreviewPanel
 from studio.widgets.resource_form import ResourceForm
-from studio.widgets.snippet_editor import SnippetEditor
+from studio.widgets.snippet_pane import SnippetPane
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["ResourceEditor"]
 
 OUTPUT_MAX_LINES = 2000
-CHECK_DEBOUNCE_MS = 250
 
 
 class ResourceEditor(QWidget):
@@ -58,13 +57,42 @@ class ResourceEditor(QWidget):
         form_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         form_scroll.setMinimumWidth(300)
 
-        self.snippet_editor = SnippetEditor(self)
-        self.snippet_editor.setPlaceholderText(
-            "def read(uri, params):\n    return 'text, bytes, JSON-able data or ResourceContent'"
+        self.reader_pane = SnippetPane(
+            heading="<b>Reader</b> — <code>def read(uri, params)</code> returns text, bytes, JSON-able data "
+            "or <code>ResourceContent</code>",
+            placeholder="def read(uri, params):\n    return f'Hello from {uri}'",
+            function="read",
+            required=True,
+            object_name="snippetEditor",
+            parent=self,
         )
-        self.snippet_status = QLabel(self)
-        self.snippet_status.setObjectName("snippetStatus")
-        self.snippet_status.setWordWrap(True)
+        self.complete_pane = SnippetPane(
+            heading="<b>Completions</b> (optional) — <code>def complete(name, value, context)</code> returns "
+            "suggestions for a template variable; the static lists in the form are used without it",
+            placeholder="def complete(name, value, context):\n    return [v for v in VALUES if v.startswith(value)]",
+            function="complete",
+            required=False,
+            object_name="completeEditor",
+            parent=self,
+        )
+        self.prelude_pane = SnippetPane(
+            heading="<b>Prelude</b> — code shared by every snippet of the project (imports, helpers, data)",
+            placeholder="import json\n\nDATA = {...}",
+            function=None,
+            required=False,
+            object_name="preludeEditor",
+            parent=self,
+        )
+        self.snippet_editor = self.reader_pane.editor
+        self.snippet_status = self.reader_pane.status
+        self.complete_editor = self.complete_pane.editor
+        self.prelude_editor = self.prelude_pane.editor
+        self.snippet_tabs = QTabWidget(self)
+        self.snippet_tabs.setObjectName("snippetTabs")
+        self.snippet_tabs.setDocumentMode(True)
+        self.snippet_tabs.addTab(self.reader_pane, "Reader")
+        self.snippet_tabs.addTab(self.complete_pane, "Completions")
+        self.snippet_tabs.addTab(self.prelude_pane, "Prelude")
         self.output_view = QPlainTextEdit(self)
         self.output_view.setObjectName("snippetOutput")
         self.output_view.setReadOnly(True)
@@ -76,15 +104,6 @@ class ResourceEditor(QWidget):
         clear_output.clicked.connect(self.output_view.clear)
 
         self.preview = PreviewPanel(self)
-
-        snippet_pane = QWidget(self)
-        snippet_layout = QVBoxLayout(snippet_pane)
-        snippet_layout.setContentsMargins(0, 0, 0, 0)
-        snippet_layout.setSpacing(4)
-        heading = QLabel("<b>Reader snippet</b> — <code>def read(uri, params)</code>", snippet_pane)
-        snippet_layout.addWidget(heading)
-        snippet_layout.addWidget(self.snippet_editor, 1)
-        snippet_layout.addWidget(self.snippet_status)
 
         output_pane = QWidget(self)
         output_layout = QVBoxLayout(output_pane)
@@ -103,7 +122,7 @@ class ResourceEditor(QWidget):
 
         right = QSplitter(Qt.Orientation.Vertical, self)
         right.setChildrenCollapsible(False)
-        right.addWidget(snippet_pane)
+        right.addWidget(self.snippet_tabs)
         right.addWidget(self.bottom_tabs)
         right.setStretchFactor(0, 1)
         right.setStretchFactor(1, 1)
@@ -127,12 +146,10 @@ class ResourceEditor(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self._stack)
 
-        self._check_timer = QTimer(self)
-        self._check_timer.setSingleShot(True)
-        self._check_timer.setInterval(CHECK_DEBOUNCE_MS)
-        self._check_timer.timeout.connect(self._on_check_timeout)
-        self.snippet_editor.textChanged.connect(self._on_snippet_text_changed)
-        self.snippet_editor.source_edited.connect(self._on_source_edited)
+        self.snippet_editor.source_edited.connect(self._on_reader_edited)
+        self.complete_editor.source_edited.connect(self._on_complete_edited)
+        self.prelude_editor.source_edited.connect(self._on_prelude_edited)
+        document.prelude_changed.connect(self._on_prelude_changed)
         document.resource_changed.connect(self._on_resource_changed)
         document.resource_removed.connect(self._on_resource_removed)
         document.project_reset.connect(self._on_project_reset)
@@ -150,63 +167,50 @@ class ResourceEditor(QWidget):
         spec = self._document.peek(name) if name else None
         self._name = name if spec is not None else ""
         self.form.set_resource(self._name)
-        self.snippet_editor.set_source(spec.reader if spec else "")
-        self.snippet_editor.document().clearUndoRedoStacks()
-        self.snippet_editor.setEnabled(spec is not None)
+        self.reader_pane.load(spec.reader if spec else "", active=spec is not None)
+        self.complete_pane.load(spec.complete if spec else "", active=spec is not None)
+        if self.prelude_editor.toPlainText() != self._document.project.prelude:
+            self.prelude_pane.load(self._document.project.prelude)
         self.preview.set_resource(self._document.spec(self._name) if spec else None)
         self.output_view.clear()
-        self._check_snippet()
         self._stack.setCurrentWidget(self.splitter if spec is not None else self.empty_label)
 
     def flush(self) -> None:
-        """Write pending edits (form and snippet) to the document now."""
+        """Write pending edits (form and snippets) to the document now."""
         self.form.commit()
-        self.snippet_editor.flush()
+        for editor in (self.snippet_editor, self.complete_editor, self.prelude_editor):
+            editor.flush()
 
     @Slot(str)
     def append_output(self, text: str) -> None:
         """Append captured snippet output (bounded to the last OUTPUT_MAX_LINES lines)."""
         self.output_view.appendPlainText(text.rstrip("\n"))
 
-    # -- snippet -------------------------------------------------------------
-
-    def _check_snippet(self) -> None:
-        self._check_timer.stop()
-        source = self.snippet_editor.toPlainText()
-        found = check_source(source, function="read") if self._name else None
-        if found is None:
-            self.snippet_editor.clear_diagnostic()
-            if self._name and not source.strip():
-                self._set_status(
-                    "The resource needs a reader: define <code>read(uri, params)</code>.", error=True
-                )
-            else:
-                self._set_status("", error=False)
-            return
-        line, column, message = found
-        self.snippet_editor.set_diagnostic(line, column, message)
-        self._set_status(f"Line {line}: {message}", error=True)
-
-    def _set_status(self, text: str, *, error: bool) -> None:
-        self.snippet_status.setText(text)
-        self.snippet_status.setVisible(bool(text))
-        self.snippet_status.setStyleSheet("color: #b71c1c;" if error else "color: #555;")
-
     # -- slots ---------------------------------------------------------------
 
-    @Slot()
-    def _on_snippet_text_changed(self) -> None:
-        self._check_timer.start()
-
-    @Slot()
-    def _on_check_timeout(self) -> None:
-        self._check_snippet()
+    def _update_spec(self, **changes: str) -> None:
+        spec = self._document.spec(self._name) if self._name else None
+        if spec is not None and any(getattr(spec, key) != value for key, value in changes.items()):
+            self._document.update_resource(self._name, replace(spec, **changes))
 
     @Slot(str)
-    def _on_source_edited(self, source: str) -> None:
-        spec = self._document.spec(self._name) if self._name else None
-        if spec is not None and spec.reader != source:
-            self._document.update_resource(self._name, replace(spec, reader=source))
+    def _on_reader_edited(self, source: str) -> None:
+        self._update_spec(reader=source)
+
+    @Slot(str)
+    def _on_complete_edited(self, source: str) -> None:
+        self._update_spec(complete=source)
+
+    @Slot(str)
+    def _on_prelude_edited(self, source: str) -> None:
+        self._document.set_prelude(source)
+
+    @Slot()
+    def _on_prelude_changed(self) -> None:
+        prelude = self._document.project.prelude
+        if prelude != self.prelude_editor.toPlainText() and not self.prelude_editor.has_pending_edit:
+            self.prelude_editor.set_source(prelude)
+            self.prelude_pane.check()
 
     @Slot(str, str)
     def _on_resource_changed(self, old_name: str, new_name: str) -> None:
@@ -217,9 +221,10 @@ class ResourceEditor(QWidget):
         if spec is None:
             return
         # Undo/redo of a snippet edit: show the document's source; a form edit leaves the text as it is.
-        if spec.reader != self.snippet_editor.toPlainText() and not self.snippet_editor.has_pending_edit:
-            self.snippet_editor.set_source(spec.reader)
-            self._check_snippet()
+        for pane, source in ((self.reader_pane, spec.reader), (self.complete_pane, spec.complete)):
+            if source != pane.editor.toPlainText() and not pane.editor.has_pending_edit:
+                pane.editor.set_source(source)
+                pane.check()
         self.preview.set_resource(self._document.spec(new_name))
 
     @Slot(str)
@@ -231,4 +236,5 @@ class ResourceEditor(QWidget):
     @Slot()
     def _on_project_reset(self) -> None:
         self._name = ""
+        self.prelude_pane.load(self._document.project.prelude)
         self.show_resource("")

@@ -95,3 +95,37 @@ def test_a_rename_in_the_form_keeps_the_page_on_the_resource(qtbot, document):
     qtbot.keyClicks(snippet, "# after rename")
     snippet.flush()
     assert document.peek("settings").reader.endswith("# after rename")
+
+
+def test_completion_snippet_and_prelude_are_edited_and_checked(qtbot, document):
+    editor = make(qtbot, document, "notes")
+    assert editor.snippet_editor.objectName() == "snippetEditor"
+    assert editor.findChild(type(editor.snippet_editor), "snippetEditor") is editor.snippet_editor
+    complete = editor.complete_editor
+    complete.set_source("")
+    qtbot.keyClicks(complete, "def complete(name, value, context)")
+    complete.flush()
+    assert document.peek("notes").complete == "def complete(name, value, context)"
+    editor.complete_pane.check()
+    assert complete.diagnostic is not None and document.snippet_errors("notes")
+    qtbot.keyClicks(complete, ":")
+    qtbot.keyClick(complete, Qt.Key.Key_Return)
+    qtbot.keyClicks(complete, "return []")
+    complete.flush()
+    editor.complete_pane.check()
+    assert complete.diagnostic is None and document.errors("notes") == []
+
+    prelude = editor.prelude_editor
+    qtbot.keyClicks(prelude, "import json")
+    prelude.flush()
+    assert document.project.prelude == "import json"
+    document.undo_stack.undo()
+    assert prelude.toPlainText() == ""
+    assert document.peek("notes").complete.endswith("return []")
+
+
+def test_an_empty_reader_is_flagged(qtbot, document):
+    editor = make(qtbot, document)
+    editor.snippet_editor.clear()
+    editor.reader_pane.check()
+    assert "needs a reader" in editor.snippet_status.text() and not editor.snippet_status.isHidden()
