@@ -1,25 +1,4 @@
-"""URI templates: parsing and matching through the SDK's RFC 6570 code, and an index over many templates.
-
-Resolution order among templates, most specific first:
-
-1. more literal characters before the first variable;
-2. then fewer variables;
-3. then registration order.
-
-(A direct resource beats every template; that rule lives in `Resources`.)
-
-The index is a trie over '/'-separated segments. Going from the left, each
-segment ending in a literal '/' is a key: a literal segment is matched
-exactly, a segment holding only simple variables (``{id}``, ``{a,b}``,
-``{.ext}``, ``{;p}``, none of which can match a '/') by the literal text
-before its first ``{``. The first segment holding anything that can span
-'/' or the query (``{+path}``, ``{#f}``, ``{/seg}``, explode, ``{?q}``)
-ends the key; what is left of the template is bucketed by its literal text
-before the next ``{``. A lookup splits the URI once and probes a few
-dictionaries per level, so its cost grows with the URI's depth and the
-number of distinct literal-prefix lengths, not with the number of
-templates. Every candidate is confirmed with the SDK's own matcher.
-"""
+"""URI templates: parsing and matching through the SDK's RFC 6570 code, and an index over many templates."""
 
 from __future__ import annotations
 
@@ -205,7 +184,23 @@ class _Node(Generic[T]):
 
 
 class TemplateIndex(Generic[T]):
-    """Templates in a segment trie; resolves a URI to the most specific match."""
+    """Templates in a segment trie; resolves a URI to the most specific match.
+
+    Resolution order, most specific first: more literal characters before
+    the first variable, then fewer variables, then registration order. (A
+    direct resource beats every template; that rule lives in `Resources`.)
+
+    Going from the left, each segment of a template that ends in a literal
+    '/' is a trie step: a literal segment is keyed exactly, a segment holding
+    only variables that cannot match '/' (``{id}``, ``{a,b}``, ``{.ext}``,
+    ``{;p}``) by its literal text before the first ``{``. The first segment
+    holding anything that can span '/' or the query (``{+path}``, ``{#f}``,
+    ``{/seg}``, explode, ``{?q}``) ends the path; the rest of the template is
+    bucketed by its literal text before the next ``{``. A lookup splits the
+    URI once and probes a few dictionaries per level, so its cost grows with
+    the URI's depth and the number of distinct literal lengths, not with the
+    number of templates. Every candidate is confirmed by the SDK's matcher.
+    """
 
     def __init__(self) -> None:
         self._root: _Node[T] = _Node()

@@ -116,6 +116,14 @@ def test_loading_then_dumping_a_canonical_file_changes_nothing(text: str) -> Non
     assert loads_project(dumps_project(project)) == project
 
 
+@pytest.mark.parametrize("path", sorted((REPO / "examples").glob("*.toml")), ids=lambda p: p.name)
+def test_bundled_examples_are_canonical(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    project = load_project(path)
+    assert project.resources, "an example declares resources"
+    assert dumps_project(project) == text
+
+
 def test_full_file_loads_every_field() -> None:
     project = loads_project(FULL)
     assert project.server == ServerSettings(
