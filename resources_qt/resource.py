@@ -7,7 +7,7 @@ import copy
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import mcp_types as types
 from mcp.shared.uri_template import UriTemplate
@@ -49,6 +49,11 @@ class Icon:
     def __post_init__(self) -> None:
         if not isinstance(self.src, str) or not self.src.strip():
             raise ValidationError("Icon source must not be empty")
+        # Accept "24x24 48x48" or a list too; store a tuple so the icon stays hashable.
+        if isinstance(self.sizes, str):
+            object.__setattr__(self, "sizes", tuple(self.sizes.split()))
+        elif isinstance(self.sizes, list):
+            object.__setattr__(self, "sizes", tuple(self.sizes))
         if self.mime_type is not None and not isinstance(self.mime_type, str):
             raise ValidationError(f"Icon MIME type must be a str, not {type(self.mime_type).__name__}")
         if any(not isinstance(size, str) or not size for size in self.sizes):
@@ -67,6 +72,12 @@ class Annotations:
     last_modified: str | None = None
 
     def __post_init__(self) -> None:
+        if isinstance(self.audience, str):
+            raise ValidationError(
+                f"Annotation audience must be a list of roles, not the string {self.audience!r}"
+            )
+        if isinstance(self.audience, list):
+            object.__setattr__(self, "audience", tuple(self.audience))
         for role in self.audience:
             if role not in ("user", "assistant"):
                 raise ValidationError(f"Annotation audience must be 'user' or 'assistant', not {role!r}")
@@ -237,7 +248,9 @@ class Resource:
             raise ValidationError(f"{label}: URI must not be blank")
         if not self.uri_template and UriTemplate.is_template(self.uri):
             # Braces are not legal in a URI; this is a template declared in the wrong list.
-            raise ValidationError(f"{label}: URI {self.uri!r} looks like a template; declare it as uri_template")
+            raise ValidationError(
+                f"{label}: URI {self.uri!r} looks like a template; declare it as uri_template"
+            )
         if self.uri_template:
             try:
                 compiled = self.compiled_template
@@ -368,7 +381,9 @@ class ResourceBuilder:
         priority: float | None = None,
         last_modified: str | None = None,
     ) -> ResourceBuilder:
-        self._resource.annotations = Annotations(tuple(audience), priority, last_modified)
+        # A bare string stays whole so Annotations can say what is wrong with it.
+        roles = audience if isinstance(audience, str) else tuple(audience)
+        self._resource.annotations = Annotations(cast(Any, roles), priority, last_modified)
         return self
 
     def size(self, size: int) -> ResourceBuilder:

@@ -114,6 +114,8 @@ def test_several_add_icon_calls_declare_several_icons() -> None:
     assert dumped["icons"][2] == {"src": "https://cdn.example.com/icons/article.svg"}
     with pytest.raises(ValidationError, match="Icon source"):
         Resource.builder().add_icon("")
+    assert Icon("a.png", sizes="16x16 32x32") == Icon("a.png", sizes=("16x16", "32x32"))  # type: ignore[arg-type]
+    assert hash(Icon("a.png", sizes=["16x16"])) == hash(Icon("a.png", sizes=("16x16",)))  # type: ignore[arg-type]
 
 
 def test_annotations_size_completions_and_cache() -> None:
@@ -155,6 +157,7 @@ def test_annotations_size_completions_and_cache() -> None:
     "kwargs",
     [
         {"audience": ["robot"]},
+        {"audience": "user"},
         {"priority": 1.5},
         {"priority": -0.1},
         {"priority": True},
@@ -165,6 +168,7 @@ def test_bad_annotations_are_refused(kwargs: dict[str, object]) -> None:
     with pytest.raises(ValidationError) as caught:
         Resource.builder().annotations(**kwargs)  # type: ignore[arg-type]
     assert caught.value.code == -32602
+    assert "Annotation" in caught.value.message and "'u'" not in caught.value.message
 
 
 def test_bad_size_and_cache_are_refused() -> None:
