@@ -223,6 +223,11 @@ def test_serve_over_http_subscribe_notify_and_watch_sessions(make_window, projec
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: ("notifications/resources/updated", {"uri": "docs://readme"}) in client.notifications,
                     timeout=WAIT_MS)  # fmt: skip
+    # The same, to the selected session only.
+    sessions.selectRow(0)
+    qtbot.mouseClick(find(window, QPushButton, "notifySessionButton"), Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: client.methods().count("notifications/resources/updated") == 2, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: "1 recipient" in window.server_panel.notify_result.text(), timeout=WAIT_MS)
     qtbot.mouseClick(find(window, QPushButton, "notifyListChangedButton"), Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: "notifications/resources/list_changed" in client.methods(), timeout=WAIT_MS)
 
@@ -329,3 +334,25 @@ def test_window_layout_and_last_project_are_remembered(make_window, project_file
     assert again.document.path == project_file.resolve() or again.document.path == project_file
     again.show()
     assert not again.server_dock.isVisible() and again.traffic_dock.isVisible()
+
+
+def test_preview_variables_are_completed_by_the_completion_snippet(make_window, project_file, qtbot):
+    window = make_window()
+    window.open_project(project_file)
+    spec = window.document.spec("ticket")
+    spec.completions = {}  # a static list would take precedence over the snippet
+    spec.complete = (
+        "def complete(name, value, context):\n"
+        "    return [t for t in ('1001', '1002', '2001') if t.startswith(value)]\n"
+    )
+    window.document.update_resource("ticket", spec)
+    window.catalogue.select("ticket")
+    window.show()
+    edit = window.editor.preview.variable_edit("id")
+    assert edit is not None
+    edit.clear()
+    edit.setFocus()
+    qtbot.keyClicks(edit, "10")
+    model = edit.completer().model()
+    qtbot.waitUntil(lambda: model.stringList() == ["1001", "1002"], timeout=WAIT_MS)
+    assert window.editor.preview.uri == "tickets://10"
