@@ -94,8 +94,7 @@ class Resources:
             ValidationError: empty name or URI, no reader, or a name or URI
                 already in the collection (-32602).
         """
-        if not isinstance(uri, str) or not uri.strip():
-            raise ValidationError(f"Resource {name!r}: URI must not be empty")
+        _check_declaration(name, uri, "URI")
         resource = Resource(name=name, uri=uri, description=description, mime_type=mime_type, reader=reader)
         return self._register(resource)
 
@@ -108,8 +107,7 @@ class Resources:
             ValidationError: empty name or template, an invalid template, no
                 reader, or a name or template already in the collection (-32602).
         """
-        if not isinstance(uri_template, str) or not uri_template.strip():
-            raise ValidationError(f"Resource {name!r}: URI template must not be empty")
+        _check_declaration(name, uri_template, "URI template")
         resource = Resource(
             name=name, uri_template=uri_template, description=description, mime_type=mime_type, reader=reader
         )
@@ -338,6 +336,14 @@ class Resources:
 
     def __repr__(self) -> str:
         return f"Resources({len(self._items)} items)"
+
+
+def _check_declaration(name: object, address: object, what: str) -> None:
+    # The seed's order: the name first, then the address; the rest is Resource.validate's.
+    if not isinstance(name, str) or not name.strip():
+        raise ValidationError("Resource name must not be empty")
+    if not isinstance(address, str) or not address.strip():
+        raise ValidationError(f"Resource {name!r}: {what} must not be empty")
 
 
 def _check_uri(uri: object, where: str) -> None:

@@ -54,6 +54,7 @@ def knowledge_base() -> Resources:
             lambda r: r.register_template_resource("n", "x://{a", "", "", settings_reader),
             "Invalid URI template",
         ),
+        (lambda r: r.register_direct_resource("", "", "", "", None), "name must not be empty"),
         (lambda r: r.add_resource(Resource(name="n", uri="x://1")), "has no reader"),
     ],
 )
