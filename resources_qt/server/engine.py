@@ -108,6 +108,7 @@ class ResourceServer:
         self._observers_lock = threading.Lock()
         self._thread: LoopThread | None = None
         self._uvicorn: uvicorn.Server | None = None
+        self._lowlevel: Any = None
         self._listen_closers: list[Callable[[], None]] = []
         self._url: str | None = None
         self._port: int | None = None
@@ -183,6 +184,7 @@ class ResourceServer:
         try:
             bound = sock.getsockname()[1]
             server = build_lowlevel(self._prepare_run("http"))
+            self._lowlevel = server
             app = http_host.build_app(
                 server,
                 host=host,
@@ -221,6 +223,7 @@ class ResourceServer:
         """Serve the process's stdin/stdout in the background (stdout then carries only protocol)."""
         self._ensure_stopped()
         server = build_lowlevel(self._prepare_run("stdio"))
+        self._lowlevel = server
         ready = threading.Event()
 
         async def main() -> None:
@@ -248,10 +251,18 @@ class ResourceServer:
         if thread is None:
             return
         self._stopping = True
-        thread.call_soon(self._close_listens)
         if self._uvicorn is not None:
-            self._uvicorn.should_exit = True
+            uvicorn_server = self._uvicorn
+            # End open streams first so uvicorn's graceful shutdown has nothing to wait for.
+            future = self.submit_while_stopping(self._end_streams())
+            if future is not None:
+                try:
+                    future.result(timeout=5)
+                except Exception:  # shutting down regardless
+                    logger.debug("Ending streams before shutdown failed", exc_info=True)
+            uvicorn_server.should_exit = True
         else:
+            thread.call_soon(self._close_listens)
             thread.cancel_main()
         if thread.in_loop_thread():
             return
@@ -291,6 +302,30 @@ class ResourceServer:
             self.stop()
             self._thread = None
             raise RuntimeError(message)
+
+    def submit_while_stopping(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T] | None:
+        thread = self._thread
+        if thread is None or not thread.is_alive() or thread.in_loop_thread():
+            coro.close()
+            return None
+        try:
+            return thread.submit(coro)
+        except RuntimeError:
+            return None
+
+    async def _end_streams(self) -> None:
+        self._close_listens()
+        manager = getattr(self._lowlevel, "_session_manager", None)
+        # The SDK has no public call to end its HTTP sessions before its own
+        # lifespan shutdown, which uvicorn runs only after open GET streams
+        # close; terminating the transports ends those streams now.
+        transports = list(getattr(manager, "_server_instances", {}).values())
+        for transport in transports:
+            try:
+                await transport.terminate()
+            except Exception:  # best effort while stopping
+                logger.debug("Terminating an HTTP session failed", exc_info=True)
+        await asyncio.sleep(0)
 
     def _close_listens(self) -> None:
         for session in self.registry.all():
