@@ -50,6 +50,10 @@ def run_app(project: str | None = None, http: str | None = None, stdio: bool = F
         except ValueError as exc:
             print(f"resource-studio: {exc}", file=sys.stderr)
             return 2
+    if http and stdio:
+        print("resource-studio: choose one of --http and --stdio (the window serves one transport at a time)",
+              file=sys.stderr)  # fmt: skip
+        return 2
     if project and not Path(project).is_file():
         print(f"resource-studio: no such project file: {project}", file=sys.stderr)
         return 2

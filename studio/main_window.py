@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from resources_qt.errors import ValidationError
 from resources_qt.project import Project, ProjectError, dumps_project, loads_project
+from studio.app import bundled_example
 from studio.document import ProjectDocument
 from studio.icons import icon
 from studio.recovery import Autosaver, RecoveryCandidate, RecoveryStore
@@ -317,19 +318,23 @@ class MainWindow(QMainWindow):
     # -- projects --------------------------------------------------------------------------
 
     def open_initial(self, path: Path | None) -> None:
-        """At start-up: the given project, else the last one, else the bundled example (untitled)."""
-        if path is not None:
-            self.open_project(path)
-            return
-        last = self.settings.last_project()
-        if last and Path(last).is_file() and self.open_project(last):
-            return
-        from studio.app import bundled_example
+        """At start-up: the given project, else the last one, else the bundled example (untitled).
 
-        example = bundled_example()
-        if example is not None:
-            self.open_example(example)
-        self.offer_untitled_recovery()
+        Unsaved untitled work left by a crash is offered too, unless the opened
+        project's own recovery file was just restored.
+        """
+        opened = False
+        if path is not None:
+            opened = self.open_project(path)
+        else:
+            last = self.settings.last_project()
+            opened = bool(last and Path(last).is_file() and self.open_project(last))
+        if not opened and path is None:
+            example = bundled_example()
+            if example is not None:
+                self.open_example(example)
+        if not self.document.is_dirty:
+            self.offer_untitled_recovery()
 
     def open_project(self, path: str | Path, *, ask_to_save: bool = True) -> bool:
         """Open a project file (offering its recovery file after a crash); False if cancelled or failed."""

@@ -356,3 +356,22 @@ def test_preview_variables_are_completed_by_the_completion_snippet(make_window, 
     model = edit.completer().model()
     qtbot.waitUntil(lambda: model.stringList() == ["1001", "1002"], timeout=WAIT_MS)
     assert window.editor.preview.uri == "tickets://10"
+
+
+def test_untitled_work_is_offered_back_at_start_up(make_window, tmp_path):
+    store = RecoveryStore(tmp_path / "recovery")
+    text = dumps_project(desk_project())
+    store.write(None, text)
+    window = make_window(ask_restore=lambda candidate: candidate.project_path is None)
+    window.open_initial(None)
+    assert window.document.path is None and window.isWindowModified()
+    assert window.document.names() == ["readme", "ticket"]
+    assert window.save_as(tmp_path / "rescued.toml")
+    assert store.pending(None) is None
+
+
+def test_the_example_opens_untitled_when_nothing_else_is_known(make_window):
+    window = make_window()
+    window.open_initial(None)
+    assert window.document.path is None and window.document.names()
+    assert "(example)" in window.windowTitle() and not window.isWindowModified()
