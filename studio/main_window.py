@@ -299,6 +299,7 @@ class MainWindow(QMainWindow):
         panel.list_changed_requested.connect(ctl.send_resources_changed)
         panel.updated_requested.connect(ctl.send_resource_updated)
         panel.session_updated_requested.connect(ctl.send_resource_updated_for_session)
+        panel.token_edit.textChanged.connect(self._on_token_changed)
 
         # facade -> views
         ctl.server_started.connect(self._on_server_started)
@@ -576,6 +577,10 @@ class MainWindow(QMainWindow):
     @Slot()
     def _on_catalogue_edited(self) -> None:
         self._notify_uris_timer.start()
+
+    @Slot(str)
+    def _on_token_changed(self, _token: str) -> None:
+        self._notify_uris_timer.start()  # the HTTP client configurations carry the token
 
     @Slot()
     def _on_refresh_project_views(self) -> None:

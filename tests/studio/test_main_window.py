@@ -375,3 +375,20 @@ def test_the_example_opens_untitled_when_nothing_else_is_known(make_window):
     window.open_initial(None)
     assert window.document.path is None and window.document.names()
     assert "(example)" in window.windowTitle() and not window.isWindowModified()
+
+
+def test_a_busy_port_is_reported_and_the_panel_can_start_again(make_window, project_file, qtbot):
+    import socket
+
+    window = make_window()
+    window.open_project(project_file)
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        window.start_http("127.0.0.1", port)
+        status = find(window, QLabel, "serverStatus")
+        qtbot.waitUntil(lambda: status.text().startswith("Failed:"), timeout=WAIT_MS)
+    button = find(window, QPushButton, "startHttpButton")
+    assert button.isEnabled() and button.text() == "Start"
+    assert window.server_panel.port_spin.isEnabled()

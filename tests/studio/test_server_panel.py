@@ -119,3 +119,12 @@ def test_client_configurations_cover_http_and_stdio(tmp_path):
     assert '"url": "http://127.0.0.1:9/mcp"' in http and "Bearer t0k" in http
     stdio = next(text for label, text in configs.items() if label.startswith("stdio · mcpServers"))
     assert '"command": "resource-studio"' in stdio and str(project) in stdio and '"--stdio"' in stdio
+
+
+def test_the_panel_stacks_its_sections_when_narrow(panel, qtbot):
+    widget, _ = panel
+    widget.resize(1200, 240)
+    widget.show()
+    qtbot.waitUntil(lambda: widget._boxes.direction().name == "LeftToRight", timeout=2000)
+    widget.resize(380, 900)
+    qtbot.waitUntil(lambda: widget._boxes.direction().name == "TopToBottom", timeout=2000)
