@@ -214,3 +214,21 @@ def test_ten_megabytes_of_json_render_off_the_gui_thread(qtbot, document):
     assert len(view.shown_text()) == DISPLAY_LIMIT
     assert view.shown_text().startswith('[\n  {\n    "id": 0,')
     assert "Showing the first 256.0 KB" in view.note_label.text()
+
+
+def test_text_is_highlighted_by_mime_type(qtbot, document):
+    panel = make(qtbot, document, "config")
+    samples = {
+        "application/yaml": "key: value\nlist:\n  - 1\n",
+        "application/xml": '<root a="1">\n  <child/>\n</root>\n',
+        "text/html": "<p class='x'>hi</p>\n",
+        "text/x-python": "def f():\n    return 1\n",
+        "application/ld+json": '{"@id": 1}',
+    }
+    for mime, text in samples.items():
+        (view,) = show(qtbot, panel, ResourceContent.from_text("docs://x", mime, text))
+        doc = view.text_view.document()
+        blocks = [doc.findBlockByNumber(n) for n in range(doc.blockCount())]
+        assert any(block.layout().formats() for block in blocks), f"{mime} is highlighted"
+    (view,) = show(qtbot, panel, ResourceContent.from_text("docs://x", "text/plain", "just words"))
+    assert not view.text_view.document().firstBlock().layout().formats()
