@@ -9,7 +9,6 @@ import threading
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
-from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import uvicorn
@@ -20,7 +19,6 @@ from resources_qt.collection import ChangeKind, Resources
 from resources_qt.resource import CacheHint, Resource
 from resources_qt.server import http as http_host
 from resources_qt.server.events import (
-    NotificationSent,
     Observer,
     ServerEvent,
     ServerFailed,
@@ -30,11 +28,11 @@ from resources_qt.server.events import (
     SessionInfo,
     SessionOpened,
     SubscriptionRemoved,
-    Traffic,
 )
 from resources_qt.server.handlers import build_lowlevel
 from resources_qt.server.loopthread import LoopThread
 from resources_qt.server.middleware import SESSION_KEY, EngineMiddleware, connection_of
+from resources_qt.server.notify import Notifier
 from resources_qt.server.paging import ListingCache
 from resources_qt.server.reading import PreviewOutcome, preview_read
 from resources_qt.server.sessions import LegacySession, Session, SessionRegistry
@@ -49,8 +47,6 @@ ListCallback = Callable[[Resources], "None | Awaitable[None]"]
 
 _START_TIMEOUT = 15.0
 _STOP_TIMEOUT = 10.0
-LIST_CHANGED = "notifications/resources/list_changed"
-UPDATED = "notifications/resources/updated"
 
 
 class ResourceServer:
@@ -103,6 +99,9 @@ class ResourceServer:
         self.listing = ListingCache(resources)
         self.registry = SessionRegistry()
         self.middleware = EngineMiddleware(self)
+        self.notifier = Notifier(
+            registry=self.registry, emit=self.emit, observing=lambda: self.observing, drop_session=self.drop_session
+        )
         self.transport = ""
         self._observers: list[Observer] = []
         self._observers_lock = threading.Lock()
@@ -402,12 +401,12 @@ class ResourceServer:
     async def send_resource_updated(self, uri: str) -> None:
         """Tell every session subscribed to exactly `uri` (no-op unless subscriptions are enabled)."""
         if self.enable_resource_subscriptions:
-            await self._on_server_loop(lambda: self._send_updated(uri, None))
+            await self._on_server_loop(lambda: self.notifier.updated(uri))
 
     async def send_resource_updated_for_session(self, session_id: str, uri: str) -> None:
         """Tell one session, and only if it subscribed to `uri` (no-op unless subscriptions are enabled)."""
         if self.enable_resource_subscriptions:
-            await self._on_server_loop(lambda: self._send_updated(uri, session_id))
+            await self._on_server_loop(lambda: self.notifier.updated(uri, session_id))
 
     def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T] | None:
         """Schedule `coro` on the server loop from any thread without waiting.
@@ -427,7 +426,7 @@ class ResourceServer:
         """Every concrete URI some session is subscribed to."""
         return self.registry.subscribed_uris()
 
-    async def _on_server_loop(self, make: Callable[[], Awaitable[None]]) -> None:
+    async def _on_server_loop(self, make: Callable[[], Awaitable[object]]) -> None:
         thread = self._thread
         if thread is None or not thread.is_alive() or self._stopping:
             return
@@ -442,36 +441,7 @@ class ResourceServer:
 
     async def _broadcast_list_changed(self) -> None:
         self._list_changed_pending = False
-        sent = 0
-        for session in self.registry.list_listeners():
-            if await self._deliver(session, LIST_CHANGED, "", session.send_list_changed()):
-                sent += 1
-        self.emit(NotificationSent(LIST_CHANGED, "", sent))
-
-    async def _send_updated(self, uri: str, only: str | None) -> None:
-        targets = self.registry.subscribers(uri)
-        if only is not None:
-            targets = [s for s in targets if s.id == only]
-        sent = 0
-        for session in targets:
-            if await self._deliver(session, UPDATED, uri, session.send_updated(uri)):
-                sent += 1
-        self.emit(NotificationSent(UPDATED, uri, sent))
-
-    async def _deliver(self, session: Session, method: str, uri: str, send: Awaitable[None]) -> bool:
-        try:
-            await send
-        except Exception:
-            # One broken subscriber must not stop the others or the server.
-            logger.exception("Sending %s to session %s failed; dropping the session", method, session.id)
-            self.drop_session(session.id)
-            return False
-        if self.observing:
-            message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-            if uri:
-                message["params"] = {"uri": uri}
-            self.emit(Traffic(datetime.now(UTC), session.id, "out", method, message))
-        return True
+        await self.notifier.list_changed()
 
     def _on_collection_change(self, kind: ChangeKind, resource: Resource) -> None:
         # Called on whichever thread mutated the collection; a burst of changes

@@ -1,0 +1,73 @@
+"""Delivering change notifications to subscribers, with per-session failure isolation."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from resources_qt.server.events import NotificationSent, ServerEvent, Traffic
+from resources_qt.server.sessions import Session, SessionRegistry
+
+__all__ = ["LIST_CHANGED", "UPDATED", "Notifier"]
+
+logger = logging.getLogger(__name__)
+
+LIST_CHANGED = "notifications/resources/list_changed"
+UPDATED = "notifications/resources/updated"
+
+
+class Notifier:
+    """Sends list_changed / updated to the registry's sessions (on the server loop).
+
+    A session whose send fails is logged and dropped; the others still get theirs.
+    """
+
+    def __init__(
+        self,
+        *,
+        registry: SessionRegistry,
+        emit: Callable[[ServerEvent], None],
+        observing: Callable[[], bool],
+        drop_session: Callable[[str], None],
+    ) -> None:
+        self._registry = registry
+        self._emit = emit
+        self._observing = observing
+        self._drop_session = drop_session
+
+    async def list_changed(self) -> int:
+        sent = 0
+        for session in self._registry.list_listeners():
+            if await self._deliver(session, LIST_CHANGED, "", session.send_list_changed()):
+                sent += 1
+        self._emit(NotificationSent(LIST_CHANGED, "", sent))
+        return sent
+
+    async def updated(self, uri: str, only: str | None = None) -> int:
+        """To every subscriber of exactly `uri`, or only to session `only` if it is one."""
+        targets = self._registry.subscribers(uri)
+        if only is not None:
+            targets = [s for s in targets if s.id == only]
+        sent = 0
+        for session in targets:
+            if await self._deliver(session, UPDATED, uri, session.send_updated(uri)):
+                sent += 1
+        self._emit(NotificationSent(UPDATED, uri, sent))
+        return sent
+
+    async def _deliver(self, session: Session, method: str, uri: str, send: Awaitable[None]) -> bool:
+        try:
+            await send
+        except Exception:
+            # One broken subscriber must not stop the others or the server.
+            logger.exception("Sending %s to session %s failed; dropping the session", method, session.id)
+            self._drop_session(session.id)
+            return False
+        if self._observing():
+            message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+            if uri:
+                message["params"] = {"uri": uri}
+            self._emit(Traffic(datetime.now(UTC), session.id, "out", method, message))
+        return True
