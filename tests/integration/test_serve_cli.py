@@ -129,3 +129,21 @@ async def test_http_serve_until_terminated(tmp_path: Path) -> None:
         code = process.wait(30)
     assert code == 0
     assert process.stdout is not None and process.stdout.read() == ""
+
+
+async def test_watch_reaches_modern_listen_streams_over_stdio(tmp_path: Path) -> None:
+    path = save_project(_project(), tmp_path / "p.toml")
+    async with (
+        connect(_stdio(path, "--watch"), "2026-07-28") as client,
+        client.listen(resources_list_changed=True, resource_subscriptions=["demo://greeting"]) as sub,
+    ):
+        save_project(_project("hallo"), path)
+        events = []
+        async for event in sub:
+            events.append(event)
+            if len(events) == 1:
+                save_project(_project("hallo", extra=True), path)
+            else:
+                break
+    assert [type(e).__name__ for e in events] == ["ResourceUpdated", "ResourcesListChanged"]
+    assert events[0].uri == "demo://greeting"

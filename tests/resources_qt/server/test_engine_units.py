@@ -13,9 +13,12 @@ from resources_qt import Resource, Resources
 from resources_qt.project import Project, ResourceSpec
 from resources_qt.server import ResourceServer
 from resources_qt.server.completion import complete_values
+from resources_qt.server.events import NotificationSent
 from resources_qt.server.loopthread import LoopThread
+from resources_qt.server.notify import Notifier
 from resources_qt.server.paging import ListingCache, decode_cursor, encode_cursor
 from resources_qt.server.reload import apply_project, apply_spec
+from resources_qt.server.sessions import Session, SessionRegistry
 
 
 def _reader(uri: str) -> str:
@@ -134,3 +137,39 @@ def test_constructor_rejects_bad_arguments() -> None:
         ResourceServer(Resources(), name="", version="1")
     with pytest.raises(ValueError):
         ResourceServer(Resources(), name="x", version="1", page_size=0)
+
+
+class _Recording(Session):
+    def __init__(self, session_id: str, *, broken: bool = False) -> None:
+        super().__init__(session_id=session_id, transport="test", client_name="", client_version="",
+                         protocol_version="2025-11-25", subscriptions=["x://1"])
+        self.broken = broken
+        self.sent: list[str] = []
+
+    async def send_updated(self, uri: str) -> None:
+        if self.broken:
+            raise ConnectionResetError("peer gone")
+        self.sent.append(uri)
+
+    async def send_list_changed(self) -> None:
+        await self.send_updated("*")
+
+
+def test_a_failing_session_is_dropped_and_the_others_still_notified() -> None:
+    registry = SessionRegistry()
+    good, bad = _Recording("good"), _Recording("bad", broken=True)
+    registry.add(bad)
+    registry.add(good)
+    events: list[Any] = []
+    notifier = Notifier(registry=registry, emit=events.append, observing=lambda: True,
+                        drop_session=lambda sid: registry.remove(sid))
+    assert asyncio.run(notifier.updated("x://1")) == 1
+    assert good.sent == ["x://1"] and registry.get("bad") is None
+    assert asyncio.run(notifier.updated("x://1", only="good")) == 1
+    assert asyncio.run(notifier.list_changed()) == 1
+    sent = [e for e in events if isinstance(e, NotificationSent)]
+    assert [(e.method, e.uri, e.recipients) for e in sent] == [
+        ("notifications/resources/updated", "x://1", 1),
+        ("notifications/resources/updated", "x://1", 1),
+        ("notifications/resources/list_changed", "", 1),
+    ]
