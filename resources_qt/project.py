@@ -67,7 +67,7 @@ class ServerSettings:
         """Raise `ValidationError` (-32602) naming the first invalid setting."""
         problem = self.problem()
         if problem is not None:
-            raise ValidationError(f"server.{problem[0]}: {problem[1]}")
+            raise ValidationError(f"[server] {problem[1]}")
 
     def problem(self) -> tuple[str, str] | None:
         """The first invalid setting as (key, message), or None."""
