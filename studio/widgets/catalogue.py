@@ -11,6 +11,7 @@ from PySide6.QtCore import (
     QSize,
     QSortFilterProxyModel,
     Qt,
+    QTimer,
     Signal,
     Slot,
 )
@@ -35,7 +36,9 @@ from studio.widgets.catalogue_model import FILTER_ROLE, NAME_ROLE, CatalogueMode
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["CatalogueView"]
+__all__ = ["FILTER_DEBOUNCE_MS", "CatalogueView"]
+
+FILTER_DEBOUNCE_MS = 150
 
 
 class _List(QTreeView):
@@ -161,7 +164,12 @@ class CatalogueView(QWidget):
         layout.addLayout(toolbar)
         layout.addWidget(splitter, 1)
 
-        self.filter_edit.textChanged.connect(self._on_filter_changed)
+        # Filtering 10,000 rows takes tens of milliseconds: do it once typing pauses.
+        self._filter_timer = QTimer(self)
+        self._filter_timer.setSingleShot(True)
+        self._filter_timer.setInterval(FILTER_DEBOUNCE_MS)
+        self._filter_timer.timeout.connect(self._on_filter_timeout)
+        self.filter_edit.textChanged.connect(self._filter_timer.start)
         self.add_resource_action.triggered.connect(self._on_add_resource)
         self.add_template_action.triggered.connect(self._on_add_template)
         self.duplicate_action.triggered.connect(self._on_duplicate)
@@ -197,6 +205,7 @@ class CatalogueView(QWidget):
         index = proxy.mapFromSource(model.index(row, 0))
         if not index.isValid():
             self.filter_edit.clear()
+            self.apply_filter()
             index = proxy.mapFromSource(model.index(row, 0))
         view.selectionModel().setCurrentIndex(
             index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
@@ -251,14 +260,19 @@ class CatalogueView(QWidget):
             shown, total = proxy.rowCount(), model.rowCount()
             label.setText(f"{title}  ({shown} of {total})" if filtered else f"{title}  ({total})")
 
-    @Slot(str)
-    def _on_filter_changed(self, text: str) -> None:
-        pattern = QRegularExpression.escape(text.strip())
+    def apply_filter(self) -> None:
+        """Filter both lists by the filter box now (typing applies it after a short pause)."""
+        self._filter_timer.stop()
+        pattern = QRegularExpression.escape(self.filter_edit.text().strip())
         for proxy in (self.resource_proxy, self.template_proxy):
             proxy.setFilterRegularExpression(
                 QRegularExpression(pattern, QRegularExpression.PatternOption.CaseInsensitiveOption)
             )
         self._update_labels()
+
+    @Slot()
+    def _on_filter_timeout(self) -> None:
+        self.apply_filter()
 
     @Slot()
     def _on_document_changing(self) -> None:

@@ -51,6 +51,7 @@ class CatalogueModel(QAbstractTableModel):
         document.resource_added.connect(self._on_resource_added)
         document.resource_removed.connect(self._on_resource_removed)
         document.resource_changed.connect(self._on_resource_changed)
+        document.errors_changed.connect(self._on_errors_changed)
         self._on_project_reset()
 
     @property
@@ -145,10 +146,8 @@ class CatalogueModel(QAbstractTableModel):
         del self._names[row]
         self.endRemoveRows()
 
-    def _refresh_all(self) -> None:
-        # An edit of one resource can add or clear a duplicate-address error on another.
-        if self._names:
-            self.dataChanged.emit(self.index(0, 0), self.index(len(self._names) - 1, 1))
+    def _refresh_row(self, row: int) -> None:
+        self.dataChanged.emit(self.index(row, 0), self.index(row, 1))
 
     @Slot()
     def _on_project_reset(self) -> None:
@@ -163,14 +162,12 @@ class CatalogueModel(QAbstractTableModel):
     def _on_resource_added(self, name: str) -> None:
         if self._kind_matches(name):
             self._insert(name)
-        self._refresh_all()
 
     @Slot(str)
     def _on_resource_removed(self, name: str) -> None:
         row = self.row_of(name)
         if row >= 0:
             self._remove_row(row)
-        self._refresh_all()
 
     @Slot(str, str)
     def _on_resource_changed(self, old_name: str, new_name: str) -> None:
@@ -183,4 +180,11 @@ class CatalogueModel(QAbstractTableModel):
         elif row >= 0:
             self._names[row] = new_name
             self._icon_cache.clear()
-        self._refresh_all()
+            self._refresh_row(row)
+
+    @Slot(list)
+    def _on_errors_changed(self, names: list[str]) -> None:
+        for name in names:
+            row = self.row_of(name)
+            if row >= 0:
+                self._refresh_row(row)

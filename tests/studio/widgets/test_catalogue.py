@@ -42,11 +42,13 @@ def test_direct_resources_and_templates_are_in_separate_lists(qtbot, document):
 def test_filter_applies_to_both_lists(qtbot, document):
     view = make(qtbot, document)
     qtbot.keyClicks(view.filter_edit, "JSON")
-    assert names(view.resource_list) == ["config"]
+    qtbot.waitUntil(lambda: names(view.resource_list) == ["config"])  # applied once typing pauses
     assert names(view.template_list) == ["notes"]
     view.filter_edit.setText("notes://")
+    view.apply_filter()
     assert names(view.resource_list) == [] and names(view.template_list) == ["notes"]
     view.filter_edit.setText("(")  # taken literally, not as a pattern
+    view.apply_filter()
     assert names(view.resource_list) == [] and names(view.template_list) == []
 
 
@@ -85,6 +87,7 @@ def test_selecting_in_one_list_clears_the_other(qtbot, document):
 def test_select_clears_a_filter_that_hides_the_resource(qtbot, document):
     view = make(qtbot, document)
     view.filter_edit.setText("config")
+    view.apply_filter()
     assert view.select("readme")
     assert view.filter_edit.text() == ""
 
@@ -146,6 +149,7 @@ def test_ten_thousand_entries_load_and_filter(qtbot):
     assert view.resource_model.rowCount() == 10_000
     view.resource_list.scrollToBottom()
     view.filter_edit.setText("r9999")
+    view.apply_filter()
     assert names(view.resource_list) == ["r9999"]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from dataclasses import replace
 from pathlib import Path
 
@@ -21,6 +22,7 @@ def record(document: ProjectDocument) -> list[tuple]:
     document.settings_changed.connect(lambda: events.append(("settings",)))
     document.dirty_changed.connect(lambda d: events.append(("dirty", d)))
     document.path_changed.connect(lambda p: events.append(("path", p)))
+    document.errors_changed.connect(lambda names: events.append(("errors", names)))
     return events
 
 
@@ -31,7 +33,7 @@ def test_add_resource_makes_a_valid_unique_starter_and_undo_removes_it(document)
     assert first != second and first.startswith("resource_")
     assert document.errors(first) == [] and document.errors(second) == []
     assert document.spec(second).is_template and document.spec(second).samples
-    assert events[:2] == [("added", first), ("dirty", True)]
+    assert events[:3] == [("added", first), ("errors", [first]), ("dirty", True)]
     document.undo_stack.undo()
     document.undo_stack.undo()
     assert first not in document.names() and second not in document.names()
@@ -57,7 +59,7 @@ def test_rename_emits_old_and_new_name_and_undo_restores(document):
     assert document.peek("config") is None and document.peek("settings") is not None
     assert document.names().index("settings") == 1  # keeps its place
     document.undo_stack.undo()
-    assert events[-2:] == [("changed", "settings", "config"), ("dirty", False)]
+    assert events[-3:] == [("changed", "settings", "config"), ("errors", ["config"]), ("dirty", False)]
 
 
 def test_rename_to_a_taken_or_empty_name_is_refused(document):
@@ -92,8 +94,10 @@ def test_duplicate_and_remove_keep_position_through_undo(document):
 
 
 def test_errors_report_validation_duplicates_and_snippet_line(document):
+    events = record(document)
     spec = document.spec("config")
     document.update_resource("config", replace(spec, uri="docs://readme"))
+    assert ("errors", ["config", "readme"]) in events  # readme gained a duplicate-address error
     assert any("also declared by 'readme'" in e for e in document.errors("config"))
     assert any("also declared by 'config'" in e for e in document.errors("readme"))
     document.update_resource("config", replace(spec, reader="def read(uri, params)\n    return 1\n"))
@@ -162,3 +166,35 @@ def test_a_snippet_without_read_is_an_error(document):
     ]
     document.update_resource("config", replace(spec, reader=""))
     assert document.snippet_errors("config") == ["The resource has no reader snippet"]
+
+
+def test_incremental_duplicate_tracking_matches_a_fresh_document(document):
+    rng = random.Random(7)
+    addresses = ["docs://a", "docs://b", "docs://readme", "docs://config"]
+    seen_duplicates = False
+    for step in range(200):
+        names = document.names()
+        action = rng.choice(["edit", "edit", "add", "remove", "undo", "redo", "rename"])
+        if action == "add" or not names:
+            document.add_resource(template=False)
+        elif action == "remove":
+            document.remove_resource(rng.choice(names))
+        elif action == "undo":
+            document.undo_stack.undo()
+        elif action == "redo":
+            document.undo_stack.redo()
+        elif action == "rename":
+            name = rng.choice(names)
+            new = f"n{step}"
+            document.update_resource(name, replace(document.spec(name), name=new))
+        else:
+            name = rng.choice(names)
+            spec = document.spec(name)
+            if spec.is_template:
+                continue
+            document.update_resource(name, replace(spec, uri=rng.choice(addresses)))
+        fresh = ProjectDocument(document.project.copy())
+        errors = {n: sorted(document.errors(n)) for n in document.names()}
+        assert errors == {n: sorted(fresh.errors(n)) for n in fresh.names()}, f"step {step}: {action}"
+        seen_duplicates = seen_duplicates or any(errors.values())
+    assert seen_duplicates  # the walk did exercise duplicate addresses
