@@ -57,6 +57,12 @@ class ResourceServer:
     advertised to clients as capabilities. The server runs on its own
     asyncio.SelectorEventLoop in a background thread; observers receive
     events (resources_qt.server.events) on that thread.
+
+    The `completions` capability is always advertised (resources can gain
+    completions while serving, and capabilities are fixed at start); a
+    variable without declared completions answers an empty list. `cache`
+    is the 2026-07-28 hint for list, templates/list and read results;
+    a resource's own `cache` wins for its reads.
     """
 
     def __init__(

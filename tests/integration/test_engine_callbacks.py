@@ -12,7 +12,7 @@ import mcp_types as types
 import pytest
 from engine_support import MODES, connect, settle_legacy, wait_for
 
-from resources_qt import Resource, Resources
+from resources_qt import CacheHint, Resource, Resources
 from resources_qt.server import ResourceServer, SessionClosed
 
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")]
@@ -97,3 +97,18 @@ async def test_sends_work_from_another_threads_loop(server: ResourceServer) -> N
         worker.join(15)
         assert not errors
         await wait_for(lambda: got == ["doc://base"])
+
+
+async def test_server_level_cache_hint_on_the_modern_era() -> None:
+    resources = Resources()
+    resources.register_direct_resource("base", "doc://base", "", "text/plain", lambda uri: "base")
+    hinted = ResourceServer(resources, name="cached", version="1", cache=CacheHint(5_000, "private"))
+    try:
+        url = hinted.start_http(port=0)
+        async with connect(url, "2026-07-28") as client:
+            listed = await client.list_resources(cursor=None, cache_mode="bypass")
+            read = await client.read_resource("doc://base", cache_mode="bypass")
+    finally:
+        hinted.close()
+    assert (listed.ttl_ms, listed.cache_scope) == (5_000, "private")
+    assert (read.ttl_ms, read.cache_scope) == (5_000, "private")

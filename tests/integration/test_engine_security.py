@@ -160,3 +160,19 @@ async def test_sends_are_no_ops_while_stopped() -> None:
     await server.send_resource_updated("x://1")
     await server.send_resource_updated_for_session("nobody", "x://1")
     assert server.sessions() == []
+
+
+def test_public_bind_with_token_still_checks_the_host() -> None:
+    server = ResourceServer(build_catalogue(), name="public", version="1")
+    try:
+        url = server.start_http("0.0.0.0", 0, token="t0k", allowed_hosts=["studio.lan"])
+        assert url.startswith("http://127.0.0.1:")
+        auth = {**HEADERS, "Authorization": "Bearer t0k"}
+        with httpx.Client(timeout=10) as http:
+            local = http.post(url, json=INIT, headers=auth)
+            named = http.post(url, json=INIT, headers={**auth, "Host": f"studio.lan:{server.port}"})
+            foreign = http.post(url, json=INIT, headers={**auth, "Host": "evil.example"})
+    finally:
+        server.close()
+    assert local.status_code == 200 and named.status_code == 200
+    assert 400 <= foreign.status_code < 500
