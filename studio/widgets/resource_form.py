@@ -238,7 +238,7 @@ class ResourceForm(QWidget):
             self._name = candidate.name
         finally:
             self._committing = False
-        self._show_errors(([name_error] if name_error else []) + self._document.form_errors(self._name))
+        self._show_errors(self._current_errors(name_error))
 
     def candidate(self) -> tuple[ResourceSpec, str | None]:
         """The spec the fields describe, and why the typed name was not taken (or None)."""
@@ -365,6 +365,9 @@ class ResourceForm(QWidget):
 
     # -- errors --------------------------------------------------------------
 
+    def _current_errors(self, name_error: str | None) -> list[str]:
+        return ([name_error] if name_error else []) + self._document.form_errors(self._name)
+
     def _show_errors(self, errors: list[str]) -> None:
         self._errors = errors
         self.error_label.setText("\n".join(errors))
@@ -428,21 +431,21 @@ class ResourceForm(QWidget):
         if self._committing:
             return
         if old_name == self._name:
-            # Undo/redo or another view changed this resource: show the document's version.
-            self._timer.stop()
             self._name = new_name
             spec = self._document.peek(new_name)
-            if spec is not None:
+            if spec is not None and self.candidate()[0] != spec:
+                # Undo/redo or another view changed what the form shows: show the document's version.
+                # (A snippet edit leaves the fields alone, with any rejected name still typed in.)
+                self._timer.stop()
                 self._load(spec)
         self._on_other_resource_changed(new_name)
 
     @Slot(str)
     def _on_other_resource_changed(self, _name: str) -> None:
         # Duplicate addresses involve two resources, so any edit may change this form's errors.
-        if self._name and not self._committing and self._document.peek(self._name) is not None:
-            pending = self._timer.isActive()
-            if not pending:
-                self._show_errors(self._document.form_errors(self._name))
+        known = self._name and self._document.peek(self._name) is not None
+        if known and not self._committing and not self._timer.isActive():
+            self._show_errors(self._current_errors(self.candidate()[1]))
 
     @Slot(str)
     def _on_resource_removed(self, name: str) -> None:

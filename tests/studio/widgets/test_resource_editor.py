@@ -129,3 +129,17 @@ def test_an_empty_reader_is_flagged(qtbot, document):
     editor.snippet_editor.clear()
     editor.reader_pane.check()
     assert "needs a reader" in editor.snippet_status.text() and not editor.snippet_status.isHidden()
+
+
+def test_a_snippet_edit_keeps_a_rejected_name_in_the_form(qtbot, document):
+    editor = make(qtbot, document)
+    editor.form.name_edit.setText("readme")
+    editor.form.name_edit.editingFinished.emit()
+    assert editor.form.errors == ["Another resource is already named 'readme'"]
+    snippet = editor.snippet_editor
+    snippet.moveCursor(QTextCursor.MoveOperation.End)
+    qtbot.keyClicks(snippet, "# more")
+    snippet.flush()
+    assert document.peek("config").reader.endswith("# more")
+    assert editor.form.name_edit.text() == "readme"
+    assert editor.form.errors == ["Another resource is already named 'readme'"]
