@@ -1,0 +1,104 @@
+"""Project specs become resources whose readers and completions run as snippets in a pool."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from resources_qt.collection import Resources
+from resources_qt.content import ResourceContent
+from resources_qt.errors import ReaderMissingError, ValidationError
+from resources_qt.project import Project, ResourceSpec, ServerSettings
+from resources_qt.resource import Resource
+from resources_qt.snippets.pool import SnippetPool
+
+__all__ = ["bind_project", "configure_pool", "create_pool", "snippet_resource"]
+
+SnippetReader = Callable[[str, Mapping[str, Any]], Awaitable[list[ResourceContent]]]
+SnippetCompleter = Callable[[str, str, Mapping[str, str] | None], Awaitable[list[str]]]
+
+
+def create_pool(project: Project) -> SnippetPool:
+    """A pool sized and limited by the project's `[server]` settings, with its prelude (not started)."""
+    settings = project.server
+    return SnippetPool(
+        workers=settings.workers,
+        timeout=settings.reader_timeout,
+        memory_limit_mb=settings.memory_limit_mb,
+        prelude=project.prelude,
+    )
+
+
+def configure_pool(pool: SnippetPool, settings: ServerSettings) -> None:
+    """Apply `[server]` reader_timeout, workers and memory_limit_mb to an existing pool."""
+    pool.configure(
+        timeout=settings.reader_timeout, memory_limit_mb=settings.memory_limit_mb, workers=settings.workers
+    )
+
+
+def bind_project(project: Project, pool: SnippetPool, *, apply_settings: bool = True) -> Resources:
+    """Every spec of `project` as a resource served by `pool`, in file order.
+
+    Sets the pool's prelude to the project's and, unless `apply_settings` is
+    False, its limits to the project's `[server]` settings.
+
+    Raises:
+        ValidationError: a spec is invalid or duplicates another (-32602).
+    """
+    pool.set_prelude(project.prelude)
+    if apply_settings:
+        configure_pool(pool, project.server)
+    resources = Resources()
+    for spec in project.resources:
+        resources.add_resource(snippet_resource(spec, pool))
+    return resources
+
+
+def snippet_resource(spec: ResourceSpec, pool: SnippetPool) -> Resource:
+    """`spec` as a `Resource` (not validated) whose reader runs `spec.reader` in `pool`.
+
+    A spec with no reader source still becomes a resource; reading it
+    answers -32603, the seed's code for a resource without a reader.
+    Completion values come from `spec.completions` (static lists) and, for
+    every other template variable, from the `spec.complete` snippet.
+    """
+    reader = _snippet_reader(spec, pool) if spec.reader.strip() else _missing_reader(spec)
+    resource = spec.to_resource(reader)
+    if spec.is_template and spec.complete.strip():
+        completer = _snippet_completer(spec, pool)
+        try:
+            variables = resource.compiled_template.variable_names
+        except ValidationError:
+            variables = ()  # the invalid template is reported by validate()
+        for variable in variables:
+            resource.completions.setdefault(variable, completer)
+    return resource
+
+
+def _snippet_reader(spec: ResourceSpec, pool: SnippetPool) -> SnippetReader:
+    key, source, mime_type = spec.name, spec.reader, spec.mime_type
+
+    async def read(uri: str, params: Mapping[str, Any]) -> list[ResourceContent]:
+        return await pool.read(key=key, source=source, uri=uri, params=params, mime_type=mime_type)
+
+    read.__qualname__ = read.__name__ = f"read_{key}"
+    return read
+
+
+def _missing_reader(spec: ResourceSpec) -> SnippetReader:
+    name = spec.name
+
+    async def read(uri: str, params: Mapping[str, Any]) -> list[ResourceContent]:
+        raise ReaderMissingError(f"Resource {name!r} has no reader", data={"uri": uri})
+
+    return read
+
+
+def _snippet_completer(spec: ResourceSpec, pool: SnippetPool) -> SnippetCompleter:
+    key, source = spec.name, spec.complete
+
+    async def complete(name: str, value: str, context: Mapping[str, str] | None = None) -> list[str]:
+        return await pool.complete(key=key, source=source, variable=name, value=value, context=context or {})
+
+    complete.__qualname__ = complete.__name__ = f"complete_{key}"
+    return complete

@@ -1,0 +1,72 @@
+"""The wording of every snippet failure, in one place for the worker and the pool."""
+
+from __future__ import annotations
+
+from resources_qt.snippets.protocol import Call, ReadCall
+
+__all__ = [
+    "call_failed",
+    "crashed",
+    "exited",
+    "no_entry",
+    "not_compiling",
+    "out_of_memory",
+    "prelude_failed",
+    "subject",
+    "sys_exit",
+    "timed_out",
+    "unavailable",
+]
+
+
+def subject(call: Call) -> str:
+    if isinstance(call, ReadCall):
+        return f"Resource reader for URI {call.uri}"
+    return f"Completion snippet of {call.key!r}"
+
+
+def entry_name(call: Call) -> str:
+    return "read(uri, params)" if isinstance(call, ReadCall) else "complete(name, value, context)"
+
+
+def call_failed(call: Call, detail: str) -> str:
+    # Same shape as the core's Resource.read so in-process and snippet readers read alike.
+    if isinstance(call, ReadCall):
+        return f"Resource reader failed for URI {call.uri}: {detail}"
+    return f"Completion snippet of {call.key!r} failed: {detail}"
+
+
+def not_compiling(call: Call, diagnostic: str) -> str:
+    return f"{subject(call)} does not compile: {diagnostic}"
+
+
+def no_entry(call: Call) -> str:
+    return f"{subject(call)} cannot run: the snippet defines no {entry_name(call)} function"
+
+
+def prelude_failed(call: Call, detail: str) -> str:
+    return f"{subject(call)} cannot run: the project prelude {detail}"
+
+
+def sys_exit(call: Call, code: object) -> str:
+    return f"{subject(call)} called sys.exit({code!r}); a snippet returns content or raises an exception"
+
+
+def out_of_memory(call: Call, limit_mb: int) -> str:
+    return f"{subject(call)} exceeded the memory limit of {limit_mb} MiB; its worker process was replaced"
+
+
+def timed_out(call: Call, timeout: float) -> str:
+    return f"{subject(call)} timed out after {timeout:g} s; its worker process was stopped and replaced"
+
+
+def exited(call: Call, code: int) -> str:
+    return f"{subject(call)} made its worker process exit (exit code {code}); the worker was replaced"
+
+
+def crashed(call: Call, how: str) -> str:
+    return f"{subject(call)} crashed its worker process ({how}); the worker was replaced"
+
+
+def unavailable(call: Call, why: str) -> str:
+    return f"{subject(call)} could not run: {why}"

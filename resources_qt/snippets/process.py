@@ -1,0 +1,275 @@
+"""One snippet worker process seen from the pool: start it, call it with a deadline, stop or kill it."""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import signal
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from multiprocessing.connection import Connection, wait
+from multiprocessing.context import BaseContext
+from multiprocessing.process import BaseProcess
+
+from resources_qt.snippets import messages
+from resources_qt.snippets.protocol import (
+    Call,
+    CompleteDone,
+    Failed,
+    NeedSource,
+    Output,
+    ReadDone,
+    Ready,
+    Reply,
+    Shutdown,
+    WorkerConfig,
+)
+from resources_qt.snippets.worker import worker_main
+
+__all__ = ["OutputCallback", "WorkerProcess", "WorkerStartError", "worker_context"]
+
+logger = logging.getLogger(__name__)
+
+OutputCallback = Callable[[str, str], None]
+
+_context_lock = threading.Lock()
+_context: BaseContext | None = None
+
+
+def worker_context() -> BaseContext:
+    """The multiprocessing context workers start from: forkserver where available, else spawn.
+
+    Never plain fork: the parent runs Qt and asyncio threads. The forkserver
+    preloads the worker module once, so starting or replacing a worker is a
+    fork of a small, single-threaded process rather than a new interpreter.
+    """
+    global _context
+    with _context_lock:
+        if _context is None:
+            if "forkserver" in multiprocessing.get_all_start_methods():
+                context = multiprocessing.get_context("forkserver")
+                context.set_forkserver_preload(["__main__", "resources_qt.snippets.worker"])
+                _context = context
+            else:
+                _context = multiprocessing.get_context("spawn")
+        return _context
+
+
+class WorkerStartError(RuntimeError):
+    """A worker process did not come up (it died or did not report ready in time)."""
+
+
+class WorkerProcess:
+    """A worker and the pool's belief about which snippet versions it holds.
+
+    Not thread-safe: one pool slot thread owns it; only `interrupt()` may be
+    called from another thread (the pool closing).
+    """
+
+    def __init__(self, *, config: WorkerConfig, name: str) -> None:
+        self.config = config
+        self.name = name
+        self._conn: Connection | None = None
+        self._process: BaseProcess | None = None
+        self._snippets: dict[tuple[str, str], str] = {}
+        self._prelude_digest: str | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    @property
+    def alive(self) -> bool:
+        return self._process is not None and self._process.is_alive()
+
+    def start(self, *, timeout: float = 60.0) -> None:
+        """Start the process and wait for it to report ready; raises `WorkerStartError`."""
+        context = worker_context()
+        parent_conn, child_conn = context.Pipe(duplex=True)
+        process = context.Process(  # type: ignore[attr-defined]
+            target=worker_main, args=(child_conn, self.config), name=self.name, daemon=True
+        )
+        started = time.monotonic()
+        try:
+            process.start()
+        except Exception as exc:
+            parent_conn.close()
+            child_conn.close()
+            raise WorkerStartError(f"cannot start a snippet worker: {exc}") from exc
+        child_conn.close()
+        self._conn, self._process = parent_conn, process
+        ready = wait([parent_conn, process.sentinel], timeout)
+        message: object = None
+        if parent_conn in ready:
+            try:
+                message = parent_conn.recv()
+            except (EOFError, OSError):
+                message = None
+        if not isinstance(message, Ready):
+            code = process.exitcode
+            self.kill()
+            raise WorkerStartError(
+                f"the snippet worker process did not start (exit code {code}); if the program's main "
+                "script starts a pool when imported, guard that code with if __name__ == '__main__'"
+            )
+        elapsed_ms = (time.monotonic() - started) * 1000
+        logger.debug("Snippet worker %s (pid %s) ready in %.0f ms", self.name, message.pid, elapsed_ms)
+
+    def call(self, call: Call, *, timeout: float, on_output: OutputCallback) -> Reply:
+        """Run `call` and return its reply; a timeout or a dead worker becomes a `Failed`.
+
+        After a `Failed` with reason timeout, exited, crashed or memory the
+        process is gone and the owner must start a new one.
+        """
+        conn = self._conn
+        process = self._process
+        if conn is None or process is None:
+            return Failed("unavailable", messages.unavailable(call, "the worker is not running"))
+        outgoing = self._strip(call)
+        if not self._send(outgoing):
+            return self._death(call)
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self.kill()
+                return Failed("timeout", messages.timed_out(call, timeout))
+            ready = wait([conn, process.sentinel], remaining)
+            if not ready:
+                continue
+            if conn not in ready:
+                self._drain_output(on_output)
+                return self._death(call)
+            try:
+                message = conn.recv()
+            except (EOFError, OSError):
+                return self._death(call)
+            if isinstance(message, Output):
+                _deliver(on_output, message)
+            elif isinstance(message, NeedSource):
+                if outgoing is call:
+                    return Failed(
+                        "unavailable", messages.unavailable(call, "the worker lost the snippet source")
+                    )
+                self._forget()
+                outgoing = call
+                if not self._send(call):
+                    return self._death(call)
+            elif isinstance(message, ReadDone | CompleteDone | Failed):
+                if isinstance(message, Failed) and message.reason == "memory":
+                    self.kill()
+                return message
+
+    def stop(self, *, grace: float = 1.0) -> None:
+        """Ask the worker to exit; kill it if it does not within `grace` seconds."""
+        process = self._process
+        if process is None:
+            return
+        if process.is_alive() and self._conn is not None:
+            try:
+                self._conn.send(Shutdown())
+            except (OSError, ValueError):
+                pass
+            process.join(grace)
+        self.kill()
+
+    def interrupt(self) -> None:
+        """Kill the process from another thread; the owner's `call` then sees it die."""
+        process = self._process
+        if process is not None and process.exitcode is None:
+            try:
+                process.kill()
+            except (OSError, ValueError):
+                pass
+
+    def kill(self) -> None:
+        """Kill the process (SIGKILL) and release the connection; idempotent; owner thread only."""
+        process = self._process
+        if process is not None:
+            if process.exitcode is None:
+                try:
+                    process.kill()
+                except (OSError, ValueError):
+                    pass
+            process.join(5.0)
+            try:
+                process.close()
+            except ValueError:
+                pass  # still running: nothing more can be done from here
+        if self._conn is not None:
+            self._conn.close()
+        self._process = None
+        self._conn = None
+
+    def _strip(self, call: Call) -> Call:
+        # Source travels only when this worker has not seen that version yet.
+        slot = (type(call).__name__, call.key)
+        known = self._snippets.get(slot) == call.digest
+        prelude_known = self._prelude_digest == call.prelude_digest
+        if known and prelude_known:
+            return replace(call, source=None, prelude=None)
+        if known:
+            return replace(call, source=None)
+        if prelude_known:
+            return replace(call, prelude=None)
+        return call
+
+    def _send(self, call: Call) -> bool:
+        assert self._conn is not None
+        try:
+            self._conn.send(call)
+        except (OSError, ValueError):
+            return False
+        if call.source is not None:
+            self._snippets[(type(call).__name__, call.key)] = call.digest
+        if call.prelude is not None:
+            self._prelude_digest = call.prelude_digest
+        return True
+
+    def _forget(self) -> None:
+        self._snippets.clear()
+        self._prelude_digest = None
+
+    def _drain_output(self, on_output: OutputCallback) -> None:
+        # What a worker printed just before dying is still in the pipe.
+        conn = self._conn
+        try:
+            while conn is not None and conn.poll(0):
+                message = conn.recv()
+                if isinstance(message, Output):
+                    _deliver(on_output, message)
+        except (EOFError, OSError):
+            pass
+
+    def _death(self, call: Call) -> Failed:
+        process = self._process
+        code = None
+        if process is not None:
+            process.join(2.0)
+            code = process.exitcode
+        self.kill()
+        if code is None:
+            return Failed("crashed", messages.crashed(call, "the connection to it broke"))
+        if code < 0:
+            return Failed("crashed", messages.crashed(call, _signal_text(-code)))
+        return Failed("exited", messages.exited(call, code))
+
+
+def _signal_text(number: int) -> str:
+    try:
+        name = signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+    if number == signal.SIGKILL:
+        return f"killed by {name}, perhaps by the system's out-of-memory killer"
+    described = signal.strsignal(number)
+    return f"signal {name}: {described}" if described else f"signal {name}"
+
+
+def _deliver(on_output: OutputCallback, message: Output) -> None:
+    try:
+        on_output(message.key, message.text)
+    except Exception:
+        logger.exception("Snippet output listener failed")

@@ -1,0 +1,137 @@
+"""Messages between the pool and a snippet worker process (pickled over a multiprocessing Pipe)."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = [
+    "Call",
+    "CompleteCall",
+    "CompleteDone",
+    "ContentTuple",
+    "Failed",
+    "NeedSource",
+    "Output",
+    "ReadCall",
+    "ReadDone",
+    "Ready",
+    "Reason",
+    "Reply",
+    "Shutdown",
+    "WorkerConfig",
+    "source_digest",
+]
+
+Reason = Literal[
+    "raised",  # the snippet (or its module code) raised; message wrapped
+    "syntax",  # the snippet does not compile
+    "no-entry",  # the snippet defines no read()/complete()
+    "prelude",  # the project prelude does not compile or raised
+    "result",  # the snippet returned None or something that is not content
+    "exit",  # the snippet called sys.exit(); the worker survived it
+    "memory",  # the snippet hit the memory cap; the worker must be replaced
+    "timeout",  # parent side: no answer in time, worker killed
+    "exited",  # parent side: the worker process ended (os._exit, ...)
+    "crashed",  # parent side: the worker process died of a signal
+    "unavailable",  # parent side: no worker could be started, or the pool closed
+]
+
+ContentTuple = tuple[str, str, "str | None", "str | None", "dict[str, Any] | None"]
+"""(uri, mime_type, text, blob, meta): a `ResourceContent` in a cheap picklable form."""
+
+
+def source_digest(source: str) -> str:
+    """A short content hash naming one version of a snippet or prelude."""
+    return hashlib.blake2b(source.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerConfig:
+    """How a worker sets itself up before it reports ready."""
+
+    memory_limit_mb: int
+    output_limit: int
+    parent_pid: int
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """What every call names: the snippet version and the prelude version it runs against.
+
+    `source` and `prelude` are None when the pool believes the worker already
+    holds that digest; a worker that does not answers `NeedSource`.
+    """
+
+    key: str
+    digest: str
+    source: str | None
+    prelude_digest: str
+    prelude: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ReadCall(Call):
+    """Run `read(uri, params)` and convert its result to content."""
+
+    uri: str = ""
+    params: dict[str, Any] = field(default_factory=dict)
+    mime_type: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class CompleteCall(Call):
+    """Run `complete(variable, value, context)` and return the suggested values."""
+
+    variable: str = ""
+    value: str = ""
+    context: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Shutdown:
+    """Ask the worker to leave its loop and exit cleanly."""
+
+
+@dataclass(frozen=True, slots=True)
+class Ready:
+    """Sent once the worker has set up its limits and output capture."""
+
+    pid: int
+
+
+@dataclass(frozen=True, slots=True)
+class Output:
+    """Text the snippet of `key` printed (stdout and stderr, Python- or C-level)."""
+
+    key: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class NeedSource:
+    """The worker lacks the named source for the digest it was given; resend with it."""
+
+    what: Literal["snippet", "prelude"]
+
+
+@dataclass(frozen=True, slots=True)
+class ReadDone:
+    contents: list[ContentTuple]
+
+
+@dataclass(frozen=True, slots=True)
+class CompleteDone:
+    values: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """The call did not deliver; `message` is the user-facing text of the -32000 error."""
+
+    reason: Reason
+    message: str
+
+
+Reply = ReadDone | CompleteDone | Failed

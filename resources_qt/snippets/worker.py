@@ -1,0 +1,247 @@
+"""The snippet worker process: set up limits and capture, then answer calls one at a time.
+
+A worker runs every snippet it is sent in its own process, so a snippet can
+loop, exit, crash or exhaust memory without touching the studio or the
+server. Snippet modules stay loaded between calls: module-level state (a
+cache, a counter, an open connection) lives as long as the worker process,
+until the snippet or the prelude is edited. Workers are replaced after a
+timeout, crash, exit or memory overrun, and a pool has several, so such
+state is per worker and must never be relied on for correctness.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import inspect
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from multiprocessing.connection import Connection
+from typing import Any
+
+from resources_qt.content import to_contents
+from resources_qt.errors import ReaderFailedError
+from resources_qt.snippets import messages
+from resources_qt.snippets.capture import OutputCapture
+from resources_qt.snippets.namespace import ReadContext, reading
+from resources_qt.snippets.protocol import (
+    Call,
+    CompleteCall,
+    CompleteDone,
+    Failed,
+    NeedSource,
+    Output,
+    ReadCall,
+    ReadDone,
+    Ready,
+    Shutdown,
+    WorkerConfig,
+)
+from resources_qt.snippets.runtime import (
+    MissingSource,
+    SnippetFailure,
+    SnippetRuntime,
+    describe_exception,
+    format_snippet_traceback,
+)
+
+__all__ = ["MAX_COMPLETIONS", "worker_main"]
+
+MAX_COMPLETIONS = 100
+"""MCP caps a completion answer at 100 values."""
+
+_PR_SET_PDEATHSIG = 1
+
+
+def worker_main(conn: Connection, config: WorkerConfig) -> None:
+    """Process target: never returns normally; exits with `os._exit` so stray threads cannot hold it."""
+    send_lock = threading.Lock()
+
+    def send(message: object) -> None:
+        with send_lock:
+            conn.send(message)
+
+    def forward(key: str, text: str) -> None:
+        try:
+            send(Output(key, text))
+        except (OSError, ValueError):
+            pass
+
+    _detach_from_terminal()
+    capture = OutputCapture(forward=forward, limit=config.output_limit)
+    capture.install()
+    _watch_parent(config.parent_pid)
+    _limit_memory(config.memory_limit_mb)
+    worker = _Worker(capture, config)
+    try:
+        send(Ready(os.getpid()))
+        while True:
+            try:
+                message = conn.recv()
+            except (EOFError, OSError):
+                break
+            if isinstance(message, Shutdown):
+                break
+            if not isinstance(message, Call):
+                continue
+            reply = worker.handle(message)
+            capture.finish()
+            try:
+                send(reply)
+            except (OSError, EOFError):
+                break
+            except Exception as exc:  # noqa: BLE001 - the result did not pickle
+                send(
+                    Failed("result", messages.call_failed(message, f"the result cannot be sent back: {exc}"))
+                )
+    finally:
+        capture.finish()
+        os._exit(0)
+
+
+class _Worker:
+    def __init__(self, capture: OutputCapture, config: WorkerConfig) -> None:
+        self._capture = capture
+        self._config = config
+        self._runtime = SnippetRuntime()
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def handle(self, call: Call) -> ReadDone | CompleteDone | Failed | NeedSource:
+        name = "read" if isinstance(call, ReadCall) else "complete"
+        self._capture.begin(call.key)
+        try:
+            self._runtime.sync_prelude(call.prelude_digest, call.prelude)
+            fn = self._runtime.function(name, call.key, call.digest, call.source)
+            if isinstance(call, ReadCall):
+                return self._read(call, fn)
+            assert isinstance(call, CompleteCall)
+            return self._complete(call, fn)
+        except MissingSource as missing:
+            return NeedSource("prelude" if missing.what == "prelude" else "snippet")
+        except SnippetFailure as failure:
+            return self._failure(call, failure)
+        except ReaderFailedError as exc:
+            return Failed("result", exc.message)
+        except MemoryError:
+            return Failed("memory", messages.out_of_memory(call, self._config.memory_limit_mb))
+        except SystemExit as exc:
+            return Failed("exit", messages.sys_exit(call, exc.code))
+        except BaseException as exc:  # noqa: BLE001 - whatever a snippet raises is its failure
+            self._capture.note(format_snippet_traceback(exc))
+            return Failed(
+                "raised", messages.call_failed(call, describe_exception(exc, f"<{name} {call.key}>"))
+            )
+
+    def _failure(self, call: Call, failure: SnippetFailure) -> Failed:
+        if failure.kind == "syntax":
+            return Failed("syntax", messages.not_compiling(call, failure.detail))
+        if failure.kind == "no-entry":
+            return Failed("no-entry", messages.no_entry(call))
+        if failure.kind == "prelude":
+            self._note_cause(failure)
+            return Failed("prelude", messages.prelude_failed(call, failure.detail))
+        self._note_cause(failure)
+        return Failed("raised", messages.call_failed(call, failure.detail))
+
+    def _note_cause(self, failure: SnippetFailure) -> None:
+        cause = failure.__cause__
+        if cause is not None:
+            self._capture.note(format_snippet_traceback(cause))
+
+    def _read(self, call: ReadCall, fn: Callable[..., Any]) -> ReadDone:
+        with reading(ReadContext(call.uri, call.mime_type)):
+            result = self._resolve(fn(call.uri, dict(call.params)))
+        contents = to_contents(result, uri=call.uri, mime_type=call.mime_type)
+        return ReadDone([(c.uri, c.mime_type, c.text, c.blob, c.meta) for c in contents])
+
+    def _complete(self, call: CompleteCall, fn: Callable[..., Any]) -> CompleteDone:
+        result = self._resolve(fn(call.variable, call.value, dict(call.context)))
+        if result is None:
+            return CompleteDone([])
+        if isinstance(result, str) or not isinstance(result, Iterable):
+            raise TypeError(f"complete() must return a list of strings, not {type(result).__name__}")
+        values: list[str] = []
+        for item in result:
+            values.append(str(item))
+            if len(values) == MAX_COMPLETIONS:
+                break
+        return CompleteDone(values)
+
+    def _resolve(self, result: object) -> object:
+        if not inspect.isawaitable(result):
+            return result
+        return self._event_loop().run_until_complete(_await(result))
+
+    def _event_loop(self) -> asyncio.AbstractEventLoop:
+        # One loop per worker, kept between calls, so module-level async
+        # resources (a client session, say) stay bound to a live loop.
+        if self._loop is None or self._loop.is_closed():
+            self._loop = asyncio.new_event_loop()
+            asyncio.set_event_loop(self._loop)
+        return self._loop
+
+
+async def _await(awaitable: Awaitable[object]) -> object:
+    return await awaitable
+
+
+def _detach_from_terminal() -> None:
+    # Ctrl+C in a terminal signals the whole process group; the parent decides
+    # when workers stop, and a worker must not die mid-read on its own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            # Killed with the process that forked it (the forkserver), so a
+            # parent killed with SIGKILL leaves no orphan workers behind.
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def _limit_memory(limit_mb: int) -> None:
+    """Cap the address space at what the idle worker maps plus `limit_mb`."""
+    try:
+        import resource
+    except ImportError:  # not on this platform; the cap is not enforced
+        return
+    baseline = _address_space_bytes()
+    soft = baseline + limit_mb * 1024 * 1024
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def _address_space_bytes() -> int:
+    try:
+        with open("/proc/self/statm", encoding="ascii") as handle:
+            pages = int(handle.read().split()[0])
+        return pages * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _watch_parent(parent_pid: int) -> None:
+    initial = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != initial or not _alive(parent_pid):
+                os._exit(0)
+
+    threading.Thread(target=watch, name="snippet-parent-watch", daemon=True).start()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
