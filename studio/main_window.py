@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Slot
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QPixmap
 from PySide6.QtWidgets import (
     QDockWidget,
     QFileDialog,
@@ -26,7 +26,7 @@ from resources_qt.errors import ValidationError
 from resources_qt.project import Project, ProjectError, dumps_project, loads_project
 from studio.app import bundled_example
 from studio.document import ProjectDocument
-from studio.icons import icon
+from studio.icons import icon, pixmap
 from studio.recovery import Autosaver, RecoveryCandidate, RecoveryStore
 from studio.server_sync import ServerSync
 from studio.settings import StudioSettings
@@ -150,7 +150,7 @@ class MainWindow(QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.traffic_dock)
         self.tabifyDockWidget(self.server_dock, self.traffic_dock)
         self.server_dock.raise_()
-        self.resizeDocks([self.server_dock], [265], Qt.Orientation.Vertical)
+        self.resizeDocks([self.server_dock], [245], Qt.Orientation.Vertical)
         self._default_state = self.saveState()
 
     def _action(self, text: str, icon_name: str | None, tip: str, shortcut: Any = None,
@@ -266,7 +266,10 @@ class MainWindow(QMainWindow):
         self.status_label.setToolTip("Server state")
         self.errors_label = QLabel(objectName="errorStatus")
         self.errors_label.setToolTip("Resources with errors are not served until they are fixed")
+        self.errors_label.setStyleSheet("color: #b71c1c;")
+        self.status_icon = QLabel(objectName="serverStatusIcon")
         self.statusBar().addPermanentWidget(self.errors_label)
+        self.statusBar().addPermanentWidget(self.status_icon)
         self.statusBar().addPermanentWidget(self.status_label)
 
     def _wire(self) -> None:
@@ -527,6 +530,9 @@ class MainWindow(QMainWindow):
             self.server_action.setText("&Start HTTP Server")
             self.server_action.setIcon(icon("start-server"))
         self.status_label.setText(text)
+        marker = "start-server" if self._server_url else ("error" if self._server_failure else "")
+        self.status_icon.setPixmap(pixmap(marker, 14, device_pixel_ratio=self.devicePixelRatioF()) if marker
+                                   else QPixmap())  # fmt: skip
         self.server_action.setToolTip(f"{'Stop' if self._server_url else 'Start'} the server (F5)")
         running = bool(self._server_url)
         server = self.document.project.server

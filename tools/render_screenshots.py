@@ -115,7 +115,9 @@ def main(argv: list[str] | None = None) -> int:
         window.catalogue.select(target)
         pump(0.3)
         window.preview_action.trigger()
-        pump(8.0, until=lambda: window.editor.preview_shown() if hasattr(window.editor, "preview_shown") else False)
+        preview = window.editor.preview
+        pump(10.0, until=lambda: any(view.is_ready for view in preview.content_views())
+             or preview.pages.currentWidget() is preview.error_view)  # fmt: skip
         pump(0.5)
 
     server = document.project.server
