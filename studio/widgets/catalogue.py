@@ -177,9 +177,9 @@ class CatalogueView(QWidget):
         for view in (self.resource_list, self.template_list):
             view.selectionModel().currentRowChanged.connect(self._on_current_row_changed)
         for model in (self.resource_proxy, self.template_proxy):
-            model.rowsInserted.connect(self._update_labels)
-            model.rowsRemoved.connect(self._update_labels)
-            model.modelReset.connect(self._update_labels)
+            model.rowsInserted.connect(self._on_rows_changed)
+            model.rowsRemoved.connect(self._on_rows_changed)
+            model.modelReset.connect(self._on_rows_changed)
         document.project_reset.connect(self._on_project_reset)
         document.resource_removed.connect(self._on_resource_removed)
         document.resource_changed.connect(self._on_resource_changed)
@@ -251,6 +251,9 @@ class CatalogueView(QWidget):
     # -- slots ---------------------------------------------------------------
 
     @Slot()
+    def _on_rows_changed(self) -> None:
+        self._update_labels()
+
     def _update_labels(self) -> None:
         filtered = bool(self.filter_edit.text())
         for label, title, proxy, model in (

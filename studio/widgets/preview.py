@@ -11,7 +11,7 @@ from PySide6.QtCore import QStringListModel, Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QComboBox,
     QCompleter,
-    QFormLayout,
+    QGridLayout,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -31,7 +31,9 @@ from studio.widgets.content_view import ContentView
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ERROR_NAMES", "PreviewPanel"]
+__all__ = ["ERROR_NAMES", "VARIABLES_PER_ROW", "PreviewPanel"]
+
+VARIABLES_PER_ROW = 3
 
 ERROR_NAMES = {
     -32700: "Parse error",
@@ -85,8 +87,9 @@ class PreviewPanel(QWidget):
 
         self.variables = QWidget(self)
         self.variables.setObjectName("previewVariables")
-        self._variables_layout = QFormLayout(self.variables)
+        self._variables_layout = QGridLayout(self.variables)
         self._variables_layout.setContentsMargins(0, 0, 0, 0)
+        self._variables_layout.setHorizontalSpacing(6)
         self.variables.hide()
 
         self.output = QWidget(self)
@@ -245,9 +248,9 @@ class PreviewPanel(QWidget):
         if elapsed is not None:
             parts.append(f"{elapsed:.1f} ms")
         contents = getattr(outcome, "contents", None)
-        if contents:
-            parts.append(f"{len(contents)} content item{'s' if len(contents) != 1 else ''}")
-        return f"<code>{esc(getattr(outcome, 'uri', ''))}</code> — " + " · ".join(parts)
+        if contents and len(contents) > 1:
+            parts.append(f"{len(contents)} content items")
+        return " · ".join(parts)
 
     @staticmethod
     def _error_html(outcome: Any) -> str:
@@ -277,15 +280,17 @@ class PreviewPanel(QWidget):
     # -- template variables --------------------------------------------------
 
     def _rebuild_variables(self) -> None:
-        while self._variables_layout.rowCount():
-            self._variables_layout.removeRow(0)
+        while self._variables_layout.count():
+            item = self._variables_layout.takeAt(0)
+            if item.widget() is not None:
+                item.widget().deleteLater()
         self._variable_edits = {}
         self._completion_models = {}
         if self._compiled is None:
             self.variables.hide()
             return
         completions = self._spec.completions if self._spec else {}
-        for variable in self._compiled.variable_names:
+        for position, variable in enumerate(self._compiled.variable_names):
             edit = QLineEdit(self.variables)
             edit.setObjectName(f"previewVar_{variable}")
             edit.setPlaceholderText(f"value of {{{variable}}}")
@@ -298,7 +303,12 @@ class PreviewPanel(QWidget):
             completer.activated.connect(self._on_variable_edited)
             self._variable_edits[variable] = edit
             self._completion_models[variable] = model
-            self._variables_layout.addRow(f"{{{variable}}}", edit)
+            # Up to three variables side by side: the content below needs the height more.
+            row, column = divmod(position, VARIABLES_PER_ROW)
+            label = QLabel(f"{{{variable}}}", self.variables)
+            label.setBuddy(edit)
+            self._variables_layout.addWidget(label, row, column * 2)
+            self._variables_layout.addWidget(edit, row, column * 2 + 1)
         self.variables.setVisible(bool(self._variable_edits))
 
     def _fill_variables_from_uri(self, uri: str) -> None:
