@@ -6,10 +6,12 @@ import asyncio
 import concurrent.futures
 import logging
 from collections.abc import Callable, Coroutine, Mapping
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from PySide6.QtCore import Property, QObject, Signal, Slot
 
+from resources_qt.errors import ValidationError
 from resources_qt.project import Project, ResourceSpec
 from resources_qt.qt.pump import EventPump
 from resources_qt.resource import Resource
@@ -30,7 +32,13 @@ from resources_qt.server.events import (
 )
 from resources_qt.server.loopthread import LoopThread
 from resources_qt.server.reading import PreviewOutcome
-from resources_qt.server.reload import ChangeSummary, announce_changes, apply_project, apply_spec
+from resources_qt.server.reload import (
+    ChangeSummary,
+    announce_changes,
+    apply_project,
+    apply_spec,
+    served_specs,
+)
 from resources_qt.snippets import SnippetPool, bind_project, snippet_resource
 
 __all__ = ["ServerController"]
@@ -157,14 +165,19 @@ class ServerController(QObject):
 
     def apply_project(self, project: Project) -> None:
         """Serve `project` from now on, touching only resources that differ."""
-        old, new = self._project, project.copy()
+        # Compare with what is actually served (a refused edit left its old version).
+        old, new = replace(self._project, resources=list(self._specs.values())), project.copy()
         self._apply_settings(new)
         if old.prelude != new.prelude:
             self._pool.set_prelude(new.prelude)
         summary = apply_project(self._server.resources, old, new, self._make)
         self._project = new
-        self._specs = {spec.name: spec for spec in new.resources}
+        self._specs = {spec.name: spec for spec in served_specs(self._server.resources, old, new, summary)}
         self._announce(summary)
+        if summary.refused:
+            raise ValidationError(
+                "Not served: " + "; ".join(f"{name}: {why}" for name, why in summary.refused.items())
+            )
 
     def apply_resource(self, old_name: str | None, spec: ResourceSpec | None) -> None:
         """Add (old_name None), replace, or remove (spec None) one resource; raises if it is refused."""

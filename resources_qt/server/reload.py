@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from resources_qt.collection import Resources
+from resources_qt.errors import ValidationError
 from resources_qt.project import Project, ResourceSpec
 from resources_qt.resource import Resource
 from resources_qt.templates import compile_template
@@ -15,7 +16,7 @@ from resources_qt.templates import compile_template
 if TYPE_CHECKING:
     from resources_qt.server.engine import ResourceServer
 
-__all__ = ["ChangeSummary", "announce_changes", "apply_project", "apply_spec", "uris_of"]
+__all__ = ["ChangeSummary", "announce_changes", "apply_project", "apply_spec", "served_specs", "uris_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -36,6 +37,8 @@ class ChangeSummary:
     """name -> the URI or template it had before the edit, for subscribers of old URIs."""
     everything: bool = False
     """The prelude changed: every resource may read differently."""
+    refused: dict[str, str] = field(default_factory=dict)
+    """name -> why its new version was not applied (its previous version, if any, keeps serving)."""
 
     @property
     def catalogue_changed(self) -> bool:
@@ -94,8 +97,56 @@ def apply_project(resources: Resources, old: Project, new: Project, make: MakeRe
         if name not in new_specs:
             apply_spec(resources, spec, None, make, summary)
     for name, spec in new_specs.items():
-        apply_spec(resources, old_specs.get(name), spec, make, summary)
+        try:
+            apply_spec(resources, old_specs.get(name), spec, make, summary)
+        except ValidationError as exc:
+            summary.refused[name] = exc.message
+    if summary.refused:
+        _retry_by_removal(resources, old_specs, new_specs, make, summary)
     return summary
+
+
+def _retry_by_removal(
+    resources: Resources,
+    old_specs: dict[str, ResourceSpec],
+    new_specs: dict[str, ResourceSpec],
+    make: MakeResource,
+    summary: ChangeSummary,
+) -> None:
+    # Edits that swap URIs between resources clash one at a time; with the
+    # refused ones out of the way they land. What still clashes gets its
+    # previous version back.
+    refused, summary.refused = summary.refused, {}
+    for name in refused:
+        resources.remove(name)
+    for name, first_error in refused.items():
+        try:
+            resources.add_resource(make(new_specs[name]))
+        except ValidationError:
+            summary.refused[name] = first_error
+            old = old_specs.get(name)
+            if old is not None:
+                try:
+                    resources.add_resource(make(old))
+                except ValidationError:
+                    summary.removed.append(name)
+            continue
+        summary.changed.append(name)
+        summary.relisted.append(name)
+        if name in old_specs:
+            summary.changed_keys[name] = old_specs[name].key
+
+
+def served_specs(resources: Resources, old: Project, new: Project, summary: ChangeSummary) -> list[ResourceSpec]:
+    """The specs actually being served after `apply_project`: new ones, or old ones where refused."""
+    old_specs = {spec.name: spec for spec in old.resources}
+    served: list[ResourceSpec] = []
+    for spec in new.resources:
+        if spec.name not in summary.refused:
+            served.append(spec)
+        elif spec.name in old_specs and resources.get(spec.name) is not None:
+            served.append(old_specs[spec.name])
+    return served
 
 
 def uris_of(server: ResourceServer, names: Iterable[str], old_keys: dict[str, str]) -> list[str]:

@@ -6,11 +6,18 @@ import logging
 import os
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from resources_qt.project import Project, ProjectError, load_project
 from resources_qt.server.engine import ResourceServer
-from resources_qt.server.reload import ChangeSummary, MakeResource, announce_changes, apply_project
+from resources_qt.server.reload import (
+    ChangeSummary,
+    MakeResource,
+    announce_changes,
+    apply_project,
+    served_specs,
+)
 
 __all__ = ["ProjectWatcher"]
 
@@ -84,7 +91,9 @@ class ProjectWatcher:
         if new.prelude != old.prelude:
             self._set_prelude(new.prelude)
         summary = apply_project(self._server.resources, old, new, self._make)
-        self._project = new
+        for name, why in summary.refused.items():
+            logger.warning("Not serving the new version of %r: %s", name, why)
+        self._project = replace(new, resources=served_specs(self._server.resources, old, new, summary))
         self.reloads += 1
         future = self._server.submit(announce_changes(self._server, summary))
         if future is not None:

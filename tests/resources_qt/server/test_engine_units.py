@@ -17,7 +17,7 @@ from resources_qt.server.events import NotificationSent
 from resources_qt.server.loopthread import LoopThread
 from resources_qt.server.notify import Notifier
 from resources_qt.server.paging import ListingCache, decode_cursor, encode_cursor
-from resources_qt.server.reload import apply_project, apply_spec
+from resources_qt.server.reload import apply_project, apply_spec, served_specs
 from resources_qt.server.sessions import Session, SessionRegistry
 
 
@@ -173,3 +173,17 @@ def test_a_failing_session_is_dropped_and_the_others_still_notified() -> None:
         ("notifications/resources/updated", "x://1", 1),
         ("notifications/resources/list_changed", "", 1),
     ]
+
+
+def test_reload_swaps_uris_and_keeps_the_old_version_of_a_refused_edit() -> None:
+    old = Project(resources=[_spec("a", "x://1"), _spec("b", "x://2"), _spec("c", "x://3")])
+    resources = Resources()
+    for spec in old.resources:
+        resources.add_resource(_make(spec))
+    new = Project(resources=[_spec("a", "x://2"), _spec("b", "x://1"), _spec("c", "x://1", "clash")])
+    summary = apply_project(resources, old, new, _make)
+    assert resources.get("a").uri == "x://2" and resources.get("b").uri == "x://1"
+    assert list(summary.refused) == ["c"] and "x://1" in summary.refused["c"]
+    assert resources.get("c").uri == "x://3"  # the previous version keeps serving
+    served = served_specs(resources, old, new, summary)
+    assert [(s.name, s.uri) for s in served] == [("a", "x://2"), ("b", "x://1"), ("c", "x://3")]
