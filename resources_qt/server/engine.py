@@ -77,6 +77,7 @@ class ResourceServer:
         cache: CacheHint | None = None,
         max_request_body_size: int = http_host.DEFAULT_MAX_REQUEST_BODY_SIZE,
         session_idle_timeout: float | None = 600.0,
+        max_listen_streams: int = 1024,
     ) -> None:
         if not isinstance(resources, Resources):
             raise TypeError(f"resources must be a Resources collection, not {type(resources).__name__}")
@@ -99,6 +100,7 @@ class ResourceServer:
         # An HTTP session whose client vanished without DELETE (no request in
         # flight, no GET stream) is closed after this many seconds.
         self.session_idle_timeout = session_idle_timeout
+        self.max_listen_streams = max_listen_streams
         self.enable_resource_notifications = False
         self.enable_resource_subscriptions = False
         self.on_list_resources: ListCallback | None = None

@@ -136,6 +136,8 @@ class _Handlers:
         self, ctx: Ctx, params: types.SubscriptionsListenRequestParams
     ) -> types.SubscriptionsListenResult:
         engine = self._engine
+        if engine.registry.count("listen") >= engine.max_listen_streams:
+            raise MCPError(INTERNAL_ERROR, "Subscription limit reached")
         requested = params.notifications
         # Honour only what is switched on; tools and prompts do not exist here.
         honored = types.SubscriptionFilter(

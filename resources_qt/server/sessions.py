@@ -164,6 +164,10 @@ class SessionRegistry:
             self._sessions.clear()
             return gone
 
+    def count(self, kind: str) -> int:
+        with self._lock:
+            return sum(1 for s in self._sessions.values() if s.kind == kind)
+
     def __len__(self) -> int:
         with self._lock:
             return len(self._sessions)

@@ -11,6 +11,7 @@ import httpx
 import mcp_types as types
 import pytest
 from engine_support import MODES, connect, settle_legacy, wait_for
+from mcp.shared.exceptions import MCPError
 
 from resources_qt import CacheHint, Resource, Resources
 from resources_qt.server import ResourceServer, SessionClosed
@@ -112,3 +113,21 @@ async def test_server_level_cache_hint_on_the_modern_era() -> None:
         hinted.close()
     assert (listed.ttl_ms, listed.cache_scope) == (5_000, "private")
     assert (read.ttl_ms, read.cache_scope) == (5_000, "private")
+
+
+async def test_listen_streams_are_bounded() -> None:
+    bounded = ResourceServer(Resources(), name="bounded", version="1", max_listen_streams=1)
+    bounded.enable_resource_notifications = True
+    try:
+        url = bounded.start_http(port=0)
+        async with (
+            connect(url, "2026-07-28") as first,
+            first.listen(resources_list_changed=True),
+            connect(url, "2026-07-28") as second,
+        ):
+            with pytest.raises(MCPError) as info:
+                async with second.listen(resources_list_changed=True):
+                    pass
+            assert info.value.code == -32603 and "limit" in info.value.message
+    finally:
+        bounded.close()
