@@ -94,6 +94,8 @@ class _UpdateResource(QUndoCommand):
         self._after = other._after
         self._stamp = other._stamp
         self.setText(f"Edit {self._after.name}")
+        # Typing something and deleting it again leaves no undo step behind.
+        self.setObsolete(self._after == self._before)
         return True
 
     def redo(self) -> None:

@@ -198,3 +198,11 @@ def test_incremental_duplicate_tracking_matches_a_fresh_document(document):
         assert errors == {n: sorted(fresh.errors(n)) for n in fresh.names()}, f"step {step}: {action}"
         seen_duplicates = seen_duplicates or any(errors.values())
     assert seen_duplicates  # the walk did exercise duplicate addresses
+
+
+def test_typing_and_deleting_again_leaves_no_undo_step(document):
+    spec = document.spec("config")
+    document.update_resource("config", replace(spec, title="x"))
+    document.update_resource("config", replace(spec, title=""))
+    assert document.undo_stack.count() == 0
+    assert not document.is_dirty
