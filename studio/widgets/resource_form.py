@@ -67,6 +67,7 @@ class ResourceForm(QWidget):
         self._name = ""
         self._loading = False
         self._committing = False
+        self._edited = False
         self._errors: list[str] = []
         self._completion_edits: dict[str, QLineEdit] = {}
         self._default_tips: dict[QWidget, str] = {}
@@ -197,12 +198,12 @@ class ResourceForm(QWidget):
         self.description_edit.textChanged.connect(self._on_edited)
         self.samples_edit.textChanged.connect(self._on_edited)
         self.mime_edit.editTextChanged.connect(self._on_edited)
-        self.mime_edit.activated.connect(self._on_editing_finished)
+        self.mime_edit.activated.connect(self._on_changed_now)
         self.direct_radio.toggled.connect(self._on_kind_toggled)
-        self.audience_user.toggled.connect(self._on_editing_finished)
-        self.audience_assistant.toggled.connect(self._on_editing_finished)
+        self.audience_user.toggled.connect(self._on_changed_now)
+        self.audience_assistant.toggled.connect(self._on_changed_now)
         self.priority_spin.valueChanged.connect(self._on_edited)
-        self.icons_table.icons_edited.connect(self._on_editing_finished)
+        self.icons_table.icons_edited.connect(self._on_changed_now)
 
     # -- public API ----------------------------------------------------------
 
@@ -227,10 +228,15 @@ class ResourceForm(QWidget):
         self._show_errors(self._document.form_errors(self._name) if spec is not None else [])
 
     def commit(self) -> None:
-        """Write the fields to the document now (also happens shortly after each edit)."""
+        """Write the user's edits to the document now (also happens shortly after each edit).
+
+        Without an edit since the fields were loaded nothing is written, so
+        looking at a resource never changes it (the fields normalise, e.g. trim).
+        """
         self._timer.stop()
-        if self._loading or not self._name or self._document.peek(self._name) is None:
+        if self._loading or not self._edited or not self._name or self._document.peek(self._name) is None:
             return
+        self._edited = False
         candidate, name_error = self.candidate()
         self._committing = True
         try:
@@ -284,6 +290,7 @@ class ResourceForm(QWidget):
     # -- loading -------------------------------------------------------------
 
     def _load(self, spec: ResourceSpec) -> None:
+        self._edited = False
         self._loading = True
         try:
             self.name_edit.setText(spec.name)
@@ -406,7 +413,14 @@ class ResourceForm(QWidget):
     @Slot()
     def _on_edited(self) -> None:
         if not self._loading:
+            self._edited = True
             self._timer.start()
+
+    @Slot()
+    def _on_changed_now(self) -> None:
+        if not self._loading:
+            self._edited = True
+            self.commit()
 
     @Slot()
     def _on_editing_finished(self) -> None:
@@ -424,7 +438,7 @@ class ResourceForm(QWidget):
         if self._loading:
             return
         self._sync_completion_rows()
-        self.commit()
+        self._on_changed_now()
 
     @Slot(str, str)
     def _on_resource_changed(self, old_name: str, new_name: str) -> None:

@@ -87,7 +87,8 @@ def test_removing_the_shown_resource_empties_the_page(qtbot, document):
 
 def test_a_rename_in_the_form_keeps_the_page_on_the_resource(qtbot, document):
     editor = make(qtbot, document)
-    editor.form.name_edit.setText("settings")
+    editor.form.name_edit.selectAll()
+    qtbot.keyClicks(editor.form.name_edit, "settings")
     editor.form.name_edit.editingFinished.emit()
     assert editor.resource_name == "settings"
     snippet = editor.snippet_editor
@@ -133,7 +134,8 @@ def test_an_empty_reader_is_flagged(qtbot, document):
 
 def test_a_snippet_edit_keeps_a_rejected_name_in_the_form(qtbot, document):
     editor = make(qtbot, document)
-    editor.form.name_edit.setText("readme")
+    editor.form.name_edit.selectAll()
+    qtbot.keyClicks(editor.form.name_edit, "readme")
     editor.form.name_edit.editingFinished.emit()
     assert editor.form.errors == ["Another resource is already named 'readme'"]
     snippet = editor.snippet_editor

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 from dataclasses import replace
 
-from PySide6.QtCore import QBuffer
+from PySide6.QtCore import QBuffer, Qt
 from PySide6.QtGui import QColor, QImage
 
 from resources_qt.resource import Icon
@@ -20,8 +20,12 @@ def make(qtbot, document, name: str) -> ResourceForm:
 
 
 def type_into(qtbot, edit, text: str) -> None:
+    """Replace the field's text by typing, then leave it (as a user would)."""
     edit.selectAll()
-    qtbot.keyClicks(edit, text)
+    if text:
+        qtbot.keyClicks(edit, text)
+    else:
+        qtbot.keyClick(edit, Qt.Key.Key_Backspace)
     edit.editingFinished.emit()
 
 
@@ -49,8 +53,7 @@ def test_typing_a_title_commits_one_undo_step(qtbot, document):
 
 def test_empty_name_is_shown_inline_and_kept_in_the_field(qtbot, document):
     form = make(qtbot, document, "readme")
-    form.name_edit.clear()
-    form.name_edit.editingFinished.emit()
+    type_into(qtbot, form.name_edit, "")
     assert form.errors == ["Resource name must not be empty"]
     assert not form.error_label.isHidden()
     assert "d32f2f" in form.name_edit.styleSheet()
@@ -88,8 +91,14 @@ def test_both_kinds_from_a_file_show_the_builders_message(qtbot, document):
     assert form.errors == ["Resource 'readme': Cannot set both URI and URITemplate"]
     assert "d32f2f" in form.uri_edit.styleSheet()
     assert form.uri_edit.text() == "docs://{x}" and form.template_radio.isChecked()
-    form.commit()  # saving the form resolves it to the kind the switch shows
-    assert document.peek("readme").uri == "" and form.errors == []
+    form.direct_radio.setChecked(True)  # the switch decides: one kind only
+    spec = document.peek("readme")
+    assert (spec.uri, spec.uri_template) == ("docs://{x}", "")
+    assert form.errors == [
+        "Resource 'readme': URI 'docs://{x}' looks like a template; declare it as uri_template"
+    ]
+    form.template_radio.setChecked(True)
+    assert document.peek("readme").uri_template == "docs://{x}" and form.errors == []
 
 
 def test_invalid_template_is_marked_but_kept(qtbot, document):
@@ -109,8 +118,7 @@ def test_completions_of_a_removed_variable_are_kept_and_flagged(qtbot, document)
     assert document.peek("notes").completions == {"folder": ["work", "home", "archive"]}
     assert any("unknown variable(s) folder" in e for e in form.errors)
     edit = form.findChild(type(form.name_edit), "completion_folder")
-    edit.clear()
-    edit.editingFinished.emit()
+    type_into(qtbot, edit, "")
     assert form.errors == [] and document.peek("notes").completions == {}
 
 
@@ -173,3 +181,14 @@ def test_form_follows_an_external_rename(qtbot, document):
     assert form.mime_edit.currentText() == "application/json"
     assert form.direct_radio.isChecked()
     assert form.uri_edit.text() == "docs://config"
+
+
+def test_looking_at_a_resource_does_not_change_it(qtbot, document):
+    document.update_resource("readme", replace(document.spec("readme"), description="  spaced out \n"))
+    document.undo_stack.clear()
+    form = make(qtbot, document, "readme")
+    form.title_edit.editingFinished.emit()  # focus left a field without an edit
+    form.set_resource("notes")
+    form.set_resource("config")
+    assert document.undo_stack.count() == 0
+    assert document.peek("readme").description == "  spaced out \n"
