@@ -102,6 +102,8 @@ def serve_main(argv: Sequence[str]) -> int:
     )
     watcher: Any = None
     server: ResourceServer | None = None
+    # SIGTERM ends serving like Ctrl+C does, so snippet workers are reaped on the way out.
+    previous_term = signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         pool.start()
         server = _build_server(project, bind_project(project, pool))
@@ -136,7 +138,10 @@ def serve_main(argv: Sequence[str]) -> int:
                 watcher.start()
             server.serve_stdio()
         return 1 if failed.is_set() else 0
+    except KeyboardInterrupt:
+        return 0
     finally:
+        signal.signal(signal.SIGTERM, previous_term)
         if watcher is not None:
             watcher.stop()
         if server is not None:
@@ -160,19 +165,9 @@ def _build_server(project: Project, resources: Any) -> ResourceServer:
 
 
 def _wait_until_stopped(server: ResourceServer) -> None:
-    stop = threading.Event()
-
-    def on_signal(signum: int, frame: Any) -> None:
-        stop.set()
-
-    previous = signal.signal(signal.SIGTERM, on_signal)
-    try:
-        while server.is_running and not stop.wait(0.25):
-            pass
-    except KeyboardInterrupt:
-        pass
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    idle = threading.Event()
+    while server.is_running:
+        idle.wait(0.25)
 
 
 def _one_line(exc: BaseException) -> str:
