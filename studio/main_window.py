@@ -5,29 +5,19 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import replace
-from enum import Enum
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QPixmap
-from PySide6.QtWidgets import (
-    QDockWidget,
-    QFileDialog,
-    QLabel,
-    QMainWindow,
-    QMessageBox,
-    QScrollArea,
-    QSplitter,
-    QWidget,
-)
+from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QScrollArea, QSplitter, QWidget
 
-from resources_qt.errors import ValidationError
-from resources_qt.project import Project, ProjectError, dumps_project, loads_project
-from studio.app import bundled_example
+from resources_qt.project import Project
 from studio.document import ProjectDocument
 from studio.icons import icon, pixmap
-from studio.recovery import Autosaver, RecoveryCandidate, RecoveryStore
+from studio.project_files import ProjectFiles
+from studio.prompts import UnsavedChoice, dialog_prompts
+from studio.recovery import RecoveryCandidate, RecoveryStore
 from studio.server_sync import ServerSync
 from studio.settings import StudioSettings
 from studio.widgets.catalogue import CatalogueView
@@ -40,18 +30,11 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["MainWindow", "UnsavedChoice"]
 
-FILE_FILTER = "Resource Studio projects (*.toml);;All files (*)"
 _NOTIFY_URI_LIMIT = 500
 
 
-class UnsavedChoice(Enum):
-    SAVE = "save"
-    DISCARD = "discard"
-    CANCEL = "cancel"
-
-
 def _default_controller(project: Project) -> Any:
-    from resources_qt.qt import ServerController
+    from resources_qt.qt import ServerController  # noqa: PLC0415 - the engine loads with the window
 
     return ServerController(project=project)
 
@@ -71,7 +54,7 @@ class MainWindow(QMainWindow):
         controller: Any = None,
         ask_unsaved: Callable[[str], UnsavedChoice] | None = None,
         ask_restore: Callable[[RecoveryCandidate], bool] | None = None,
-        ask_open_path: Callable[[], str | None] | None = None,
+        ask_open_path: Callable[[str], str | None] | None = None,
         ask_save_path: Callable[[str], str | None] | None = None,
         report_error: Callable[[str, str], None] | None = None,
         parent: QWidget | None = None,
@@ -80,16 +63,10 @@ class MainWindow(QMainWindow):
         self.setObjectName("mainWindow")
         self.settings = settings if settings is not None else StudioSettings(parent=self)
         self.recovery = recovery if recovery is not None else RecoveryStore()
-        self.ask_unsaved = ask_unsaved or self._ask_unsaved_dialog
-        self.ask_restore = ask_restore or self._ask_restore_dialog
-        self.ask_open_path = ask_open_path or self._ask_open_path_dialog
-        self.ask_save_path = ask_save_path or self._ask_save_path_dialog
-        self.report_error = report_error or self._report_error_dialog
         self._shut_down = False
         self._session_count = 0
         self._server_url = ""
         self._server_failure = ""
-        self._example_name = ""
         self._completion_serial = 0
         self._completion_requests: dict[str, tuple[str, str]] = {}
 
@@ -100,12 +77,23 @@ class MainWindow(QMainWindow):
             self.controller.setParent(self)
         self.sync = ServerSync(self.document, self.controller, self)
         self.sessions = SessionsModel(self)
-        self.autosaver = Autosaver(self.recovery, self._snapshot, interval_s=self.settings.autosave_seconds(),
-                                   parent=self)  # fmt: skip
+        prompts = dialog_prompts(self)
+        for field, answer in (("ask_unsaved", ask_unsaved), ("ask_restore", ask_restore),
+                              ("ask_open_path", ask_open_path), ("ask_save_path", ask_save_path),
+                              ("report_error", report_error)):  # fmt: skip
+            if answer is not None:
+                setattr(prompts, field, answer)
+        self.prompts = prompts
 
         # -- views --------------------------------------------------------------------------
         self.catalogue = CatalogueView(self.document)
         self.editor = ResourceEditor(self.document)
+        self.files = ProjectFiles(
+            self.document, settings=self.settings, recovery=self.recovery, prompts=prompts,
+            before_save=self.editor.flush, parent=self,
+        )  # fmt: skip
+        self.autosaver = self.files.autosaver
+
         self.server_panel = ServerPanel(self.sessions)
         self.traffic_log = TrafficLog()
         self._build_layout()
@@ -172,8 +160,10 @@ class MainWindow(QMainWindow):
     def _build_actions(self) -> None:
         keys = QKeySequence.StandardKey
         self.new_action = self._action("&New", "new", "Start a new project", keys.New, self._on_new_triggered)
-        self.open_action = self._action("&Open…", "open", "Open a project file", keys.Open, self._on_open_triggered)
-        self.save_action = self._action("&Save", "save", "Save the project", keys.Save, self._on_save_triggered)
+        self.open_action = self._action("&Open…", "open", "Open a project file", keys.Open,
+                                        self._on_open_triggered)  # fmt: skip
+        self.save_action = self._action("&Save", "save", "Save the project", keys.Save,
+                                        self._on_save_triggered)  # fmt: skip
         self.save_as_action = self._action("Save &As…", "save-as", "Save the project under a new name",
                                            keys.SaveAs, self._on_save_as_triggered)  # fmt: skip
         self.quit_action = self._action("&Quit", None, "Quit Resource Studio", keys.Quit, self.close)
@@ -199,7 +189,7 @@ class MainWindow(QMainWindow):
         self.duplicate_action = self.catalogue.duplicate_action
         self.delete_action = self.catalogue.delete_action
 
-        self.preview_action = self._action("&Read / Preview", "preview", "Read the preview URI as a client would",
+        self.preview_action = self._action("&Read / Preview", "preview", "Read the preview URI like a client",
                                            "Ctrl+R", self._on_preview_triggered)  # fmt: skip
         self.server_action = self._action("&Start HTTP Server", "start-server",
                                           "Start or stop serving over Streamable HTTP", "F5",
@@ -209,7 +199,8 @@ class MainWindow(QMainWindow):
                                                 "Ctrl+Shift+L", self._on_list_changed_triggered)  # fmt: skip
         self.updated_action = self._action("Notify &updated", "notify-updated",
                                            "Send notifications/resources/updated for the notify URI to its "
-                                           "subscribers", "Ctrl+Shift+U", self._on_updated_triggered)  # fmt: skip
+                                           "subscribers", "Ctrl+Shift+U",
+                                           self._on_updated_triggered)  # fmt: skip
         self.reset_layout_action = self._action("&Reset Layout", None, "Put the panels back where they were",
                                                 None, self._on_reset_layout_triggered)  # fmt: skip
 
@@ -286,6 +277,9 @@ class MainWindow(QMainWindow):
         self.sync.apply_failed.connect(self._on_apply_failed)
         self.settings.recent_files_changed.connect(self._rebuild_recent_menu)
         self.autosaver.autosave_failed.connect(self._on_autosave_failed)
+        self.files.project_opened.connect(self._on_project_opened)
+        self.files.label_changed.connect(self._on_label_changed)
+        self.files.message_posted.connect(self._on_message_posted)
 
         # editor <-> facade
         editor.preview.preview_requested.connect(ctl.preview)
@@ -319,148 +313,30 @@ class MainWindow(QMainWindow):
         self._notify_uris_timer = QTimer(self, singleShot=True, interval=150)
         self._notify_uris_timer.timeout.connect(self._on_refresh_project_views)
 
-    # -- projects --------------------------------------------------------------------------
+    # -- projects (the file side lives in ProjectFiles) ---------------------------------
 
     def open_initial(self, path: Path | None) -> None:
-        """At start-up: the given project, else the last one, else the bundled example (untitled).
-
-        Unsaved untitled work left by a crash is offered too, unless the opened
-        project's own recovery file was just restored.
-        """
-        opened = False
-        if path is not None:
-            opened = self.open_project(path)
-        else:
-            last = self.settings.last_project()
-            opened = bool(last and Path(last).is_file() and self.open_project(last))
-        if not opened and path is None:
-            example = bundled_example()
-            if example is not None:
-                self.open_example(example)
-        if not self.document.is_dirty:
-            self.offer_untitled_recovery()
+        """At start-up: the given project, else the last one, else the bundled example."""
+        self.files.open_initial(path)
 
     def open_project(self, path: str | Path, *, ask_to_save: bool = True) -> bool:
         """Open a project file (offering its recovery file after a crash); False if cancelled or failed."""
-        if ask_to_save and not self.maybe_save():
-            return False
-        path = Path(path)
-        try:
-            self.document.load(path)
-        except ProjectError as exc:
-            self.report_error("Cannot open project", exc.message)
-            return False
-        self.settings.add_recent_file(path)
-        self.settings.set_last_project(path)
-        self.autosaver.forget()
-        candidate = self.recovery.pending(path)
-        if candidate is not None and self.ask_restore(candidate):
-            self._restore(candidate, path)
-        elif candidate is not None:
-            self.recovery.discard(path)
-        self._select_first()
-        return True
+        return self.files.open_project(path, ask_to_save=ask_to_save)
 
     def open_example(self, path: Path) -> bool:
-        """Open a bundled example as an untitled project, so saving asks where to put it."""
-        try:
-            project = loads_project(path.read_text(encoding="utf-8"), source=str(path))
-        except (OSError, ProjectError) as exc:
-            self.report_error("Cannot open the example", str(exc))
-            return False
-        self.document.set_project(project, None)
-        self._example_name = path.stem
-        self._refresh_title()
-        self._select_first()
-        return True
-
-    def offer_untitled_recovery(self) -> bool:
-        candidate = self.recovery.pending(None)
-        if candidate is None:
-            return False
-        if self.ask_restore(candidate):
-            return self._restore(candidate, None)
-        self.recovery.discard(None)
-        return False
-
-    def _restore(self, candidate: RecoveryCandidate, path: Path | None) -> bool:
-        try:
-            project = loads_project(candidate.text, source=str(candidate.recovery_path))
-        except ProjectError as exc:
-            self.report_error("Cannot restore the recovered work", exc.message)
-            return False
-        self.document.set_project(project, path, dirty=True)
-        self.statusBar().showMessage("Restored unsaved work from the recovery file", 8000)
-        self._select_first()
-        return True
+        return self.files.open_example(path)
 
     def new_project(self) -> bool:
-        if not self.maybe_save():
-            return False
-        self._discard_recovery()
-        self.document.new_project()
-        self._example_name = ""
-        return True
+        return self.files.new_project()
 
     def save(self) -> bool:
-        if self.document.path is None:
-            return self.save_as()
-        return self._save_to(self.document.path)
+        return self.files.save()
 
     def save_as(self, path: str | Path | None = None) -> bool:
-        if path is None:
-            suggestion = str(self.document.path or Path.home() / f"{self._example_name or 'untitled'}.toml")
-            chosen = self.ask_save_path(suggestion)
-            if not chosen:
-                return False
-            path = chosen
-        return self._save_to(Path(path))
-
-    def _save_to(self, path: Path) -> bool:
-        self.editor.flush()
-        previous = self.document.path
-        try:
-            written = self.document.save(path)
-        except (OSError, ValidationError) as exc:
-            self.report_error("Cannot save the project", str(exc))
-            return False
-        self.recovery.discard(previous)
-        self.recovery.discard(written)
-        self.autosaver.forget()
-        self.settings.add_recent_file(written)
-        self.settings.set_last_project(written)
-        self._example_name = ""
-        self.statusBar().showMessage(f"Saved {written}", 4000)
-        return True
+        return self.files.save_as(path)
 
     def maybe_save(self) -> bool:
-        """Ask about unsaved changes; True when it is fine to go on (saved or discarded)."""
-        if not self.document.is_dirty:
-            return True
-        choice = self.ask_unsaved(self._project_label())
-        if choice is UnsavedChoice.SAVE:
-            return self.save()
-        if choice is UnsavedChoice.DISCARD:
-            self._discard_recovery()
-            return True
-        return False
-
-    def _discard_recovery(self) -> None:
-        self.recovery.discard(self.document.path)
-        self.autosaver.forget()
-
-    def _snapshot(self) -> tuple[Path | None, str, bool]:
-        try:
-            text = dumps_project(self.document.project)
-        except (TypeError, ValueError) as exc:  # a half-typed value that TOML cannot hold yet
-            logger.debug("autosave skipped: %s", exc)
-            return self.document.path, "", False
-        return self.document.path, text, self.document.is_dirty
-
-    def _select_first(self) -> None:
-        names = self.document.names()
-        if names:
-            self.catalogue.select(names[0])
+        return self.files.maybe_save()
 
     # -- server ----------------------------------------------------------------------------
 
@@ -500,20 +376,15 @@ class MainWindow(QMainWindow):
         self.settings.save_window(self.saveGeometry(), self.saveState())
         if self.document.path is not None:
             self.settings.set_last_project(self.document.path)
-        self._discard_recovery()
+        self.files.discard_recovery()
         self.settings.sync()
         self.shutdown()
         event.accept()
 
     # -- refreshers ----------------------------------------------------------------------
 
-    def _project_label(self) -> str:
-        if self.document.path is not None:
-            return self.document.path.name
-        return f"{self._example_name} (example)" if self._example_name else "Untitled"
-
     def _refresh_title(self) -> None:
-        self.setWindowTitle(f"{self._project_label()}[*] — Resource Studio")
+        self.setWindowTitle(f"{self.files.label()}[*] — Resource Studio")
         self.setWindowModified(self.document.is_dirty)
         if self.document.path is not None:
             self.setWindowFilePath(str(self.document.path))
@@ -566,7 +437,8 @@ class MainWindow(QMainWindow):
             action.triggered.connect(self._on_recent_triggered)
         if files:
             self.recent_menu.addSeparator()
-            self.recent_menu.addAction("Clear Recent Files").triggered.connect(self.settings.clear_recent_files)
+            clear = self.recent_menu.addAction("Clear Recent Files")
+            clear.triggered.connect(self.settings.clear_recent_files)
         self.recent_menu.setEnabled(bool(files))
 
     # -- slots: document and views -----------------------------------------------------
@@ -583,6 +455,20 @@ class MainWindow(QMainWindow):
     @Slot()
     def _on_catalogue_edited(self) -> None:
         self._notify_uris_timer.start()
+
+    @Slot()
+    def _on_project_opened(self) -> None:
+        names = self.document.names()
+        if names:
+            self.catalogue.select(names[0])
+
+    @Slot()
+    def _on_label_changed(self) -> None:
+        self._refresh_title()
+
+    @Slot(str, int)
+    def _on_message_posted(self, text: str, timeout_ms: int) -> None:
+        self.statusBar().showMessage(text, timeout_ms)
 
     @Slot(str)
     def _on_token_changed(self, _token: str) -> None:
@@ -641,7 +527,7 @@ class MainWindow(QMainWindow):
             return
         if not Path(path).is_file():
             self.settings.remove_recent_file(path)
-            self.report_error("Cannot open project", f"{path} no longer exists")
+            self.prompts.report_error("Cannot open project", f"{path} no longer exists")
             return
         self.open_project(path)
 
@@ -651,11 +537,7 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def _on_open_triggered(self) -> None:
-        if not self.maybe_save():
-            return
-        path = self.ask_open_path()
-        if path:
-            self.open_project(path, ask_to_save=False)
+        self.files.ask_and_open()
 
     @Slot()
     def _on_save_triggered(self) -> None:
@@ -707,7 +589,8 @@ class MainWindow(QMainWindow):
     @Slot(bool, bool)
     def _on_capabilities_changed(self, notifications: bool, subscriptions: bool) -> None:
         server = self.document.project.server
-        self.document.set_server_settings(replace(server, notifications=notifications, subscriptions=subscriptions))
+        changed = replace(server, notifications=notifications, subscriptions=subscriptions)
+        self.document.set_server_settings(changed)
 
     @Slot(bool)
     def _on_announce_edits_changed(self, value: bool) -> None:
@@ -768,38 +651,3 @@ class MainWindow(QMainWindow):
     @Slot(str, str, int)
     def _on_notification_sent(self, method: str, uri: str, recipients: int) -> None:
         self.server_panel.show_notification_result(method, uri, recipients)
-
-    # -- default prompts -----------------------------------------------------------------
-
-    def _ask_unsaved_dialog(self, label: str) -> UnsavedChoice:
-        buttons = QMessageBox.StandardButton
-        answer = QMessageBox.question(
-            self, "Unsaved changes", f"Save the changes to {label}?",
-            buttons.Save | buttons.Discard | buttons.Cancel, buttons.Save,
-        )  # fmt: skip
-        if answer == buttons.Save:
-            return UnsavedChoice.SAVE
-        return UnsavedChoice.DISCARD if answer == buttons.Discard else UnsavedChoice.CANCEL
-
-    def _ask_restore_dialog(self, candidate: RecoveryCandidate) -> bool:
-        name = candidate.project_path.name if candidate.project_path else "an untitled project"
-        answer = QMessageBox.question(
-            self, "Restore unsaved work?",
-            f"Resource Studio found unsaved changes to {name} from "
-            f"{candidate.saved_at:%Y-%m-%d %H:%M}, probably left by a crash.\n\nRestore them?",
-        )  # fmt: skip
-        return answer == QMessageBox.StandardButton.Yes
-
-    def _ask_open_path_dialog(self) -> str | None:
-        start = str(self.document.path.parent) if self.document.path else str(Path.home())
-        path, _ = QFileDialog.getOpenFileName(self, "Open project", start, FILE_FILTER)
-        return path or None
-
-    def _ask_save_path_dialog(self, suggestion: str) -> str | None:
-        path, _ = QFileDialog.getSaveFileName(self, "Save project as", suggestion, FILE_FILTER)
-        if path and not Path(path).suffix:
-            path += ".toml"
-        return path or None
-
-    def _report_error_dialog(self, title: str, message: str) -> None:
-        QMessageBox.warning(self, title, message)

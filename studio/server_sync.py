@@ -51,7 +51,8 @@ class ServerSync(QObject):
 
     def valid_project(self) -> Project:
         project = self._document.project
-        specs = [self._document.spec(name) for name in self._document.names() if self._document.is_valid(name)]
+        document = self._document
+        specs = [document.spec(name) for name in document.names() if document.is_valid(name)]
         return Project(server=replace(project.server), prelude=project.prelude,
                        resources=[s for s in specs if s is not None], path=project.path)  # fmt: skip
 
