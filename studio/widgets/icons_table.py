@@ -123,6 +123,7 @@ class IconsTable(QWidget):
         header.resizeSection(_SIZES, 60)
         header.setMinimumSectionSize(24)
         self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.table.setWordWrap(False)
         self.table.setMinimumWidth(200)
         self.table.setIconSize(QSize(THUMB, THUMB))
         self.table.verticalHeader().setDefaultSectionSize(THUMB + 6)

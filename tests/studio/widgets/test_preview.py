@@ -232,3 +232,9 @@ def test_text_is_highlighted_by_mime_type(qtbot, document):
         assert any(block.layout().formats() for block in blocks), f"{mime} is highlighted"
     (view,) = show(qtbot, panel, ResourceContent.from_text("docs://x", "text/plain", "just words"))
     assert not view.text_view.document().firstBlock().layout().formats()
+
+
+def test_image_info_names_the_pixel_size(qtbot, document):
+    panel = make(qtbot, document, "config")
+    (view,) = show(qtbot, panel, ResourceContent.from_bytes("docs://i.png", "image/png", png_bytes()))
+    assert "12 × 7 px" in view.info_label.text() and "image/png" in view.info_label.text()
