@@ -402,10 +402,11 @@ class ContentView(QWidget):
 
     def _show(self, prepared: Prepared) -> None:
         self._prepared = prepared
-        size = human_size(prepared.size)
-        self.info_label.setText(
-            f"{prepared.mime_type} · {size} · {self._content.uri if self._content else ''}"
-        )
+        parts = [prepared.mime_type, human_size(prepared.size)]
+        if prepared.image is not None:
+            parts.append(f"{prepared.image.width()} × {prepared.image.height()} px")
+        parts.append(self._content.uri if self._content else "")
+        self.info_label.setText(" · ".join(parts))
         if prepared.notes:
             self.note_label.setText(" ".join(prepared.notes))
             self.note_label.show()
