@@ -8,10 +8,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Slot
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QPixmap
-from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QScrollArea, QSplitter, QWidget
+from PySide6.QtCore import QMimeData, Qt, QTimer, Slot
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence, QPixmap
+from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMessageBox, QScrollArea, QSplitter, QWidget
 
+from resources_qt import __version__
 from resources_qt.project import Project
 from studio.document import ProjectDocument
 from studio.icons import icon, pixmap
@@ -107,6 +108,7 @@ class MainWindow(QMainWindow):
         self.server_panel.set_announce_edits(announce)
         self.controller.announce_edits = announce
         self.resize(1280, 800)
+        self.setAcceptDrops(True)
         self._restore_layout()
         self._refresh_title()
         self._refresh_server_status()
@@ -201,6 +203,8 @@ class MainWindow(QMainWindow):
                                            "Send notifications/resources/updated for the notify URI to its "
                                            "subscribers", "Ctrl+Shift+U",
                                            self._on_updated_triggered)  # fmt: skip
+        self.about_action = self._action("&About Resource Studio", "app", "Version and keyboard shortcuts",
+                                         None, self._on_about_triggered)  # fmt: skip
         self.reset_layout_action = self._action("&Reset Layout", None, "Put the panels back where they were",
                                                 None, self._on_reset_layout_triggered)  # fmt: skip
 
@@ -236,6 +240,9 @@ class MainWindow(QMainWindow):
             view_menu.addAction(toggle)
         view_menu.addSeparator()
         view_menu.addAction(self.reset_layout_action)
+
+        help_menu = bar.addMenu("&Help")
+        help_menu.addAction(self.about_action)
 
         toolbar = self.addToolBar("Main")
         toolbar.setObjectName("mainToolbar")
@@ -369,7 +376,24 @@ class MainWindow(QMainWindow):
         if state is not None:
             self.restoreState(state)
 
-    def closeEvent(self, event: QCloseEvent) -> None:
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt override
+        if self._dropped_project(event.mimeData()) is not None:
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt override
+        path = self._dropped_project(event.mimeData())
+        if path is not None:
+            event.acceptProposedAction()
+            self.open_project(path)
+
+    @staticmethod
+    def _dropped_project(data: QMimeData) -> Path | None:
+        urls = [url for url in data.urls() if url.isLocalFile()] if data.hasUrls() else []
+        if len(urls) == 1 and urls[0].toLocalFile().endswith(".toml"):
+            return Path(urls[0].toLocalFile())
+        return None
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
         if not self.maybe_save():
             event.ignore()
             return
@@ -554,6 +578,17 @@ class MainWindow(QMainWindow):
             return
         self.editor.bottom_tabs.setCurrentWidget(self.editor.preview)
         self.editor.preview.read_button.click()
+
+    @Slot()
+    def _on_about_triggered(self) -> None:
+        native = QKeySequence.SequenceFormat.NativeText
+        shortcuts = [(a.text().replace("&", ""), a.shortcut().toString(native))
+                     for a in self.actions() if not a.shortcut().isEmpty()]  # fmt: skip
+        rows = "".join(f"<tr><td>{text}</td><td>&nbsp;&nbsp;<b>{keys}</b></td></tr>"
+                       for text, keys in shortcuts)  # fmt: skip
+        QMessageBox.about(self, "About Resource Studio",
+                          f"<h3>Resource Studio {__version__}</h3><p>Design and live-serve MCP resources.</p>"
+                          f"<table>{rows}</table>")  # fmt: skip
 
     @Slot()
     def _on_reset_layout_triggered(self) -> None:

@@ -392,3 +392,17 @@ def test_a_busy_port_is_reported_and_the_panel_can_start_again(make_window, proj
     button = find(window, QPushButton, "startHttpButton")
     assert button.isEnabled() and button.text() == "Start"
     assert window.server_panel.port_spin.isEnabled()
+
+
+def test_dropping_a_project_file_opens_it(make_window, project_file, qtbot):
+    from PySide6.QtCore import QMimeData, QPointF, QUrl
+    from PySide6.QtGui import QDropEvent
+
+    window = make_window()
+    window.show()
+    data = QMimeData()
+    data.setUrls([QUrl.fromLocalFile(str(project_file))])
+    event = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, data, Qt.MouseButton.NoButton,
+                       Qt.KeyboardModifier.NoModifier)  # fmt: skip
+    window.dropEvent(event)
+    assert window.document.path == project_file and window.document.names() == ["readme", "ticket"]
