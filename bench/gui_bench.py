@@ -1,0 +1,139 @@
+"""GUI benchmarks: start-up, keystroke latency and event-loop stalls, each in an offscreen child process."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.common import PYTHON, REPO, Row, child_env, median
+from bench.projects import many_resources_project, small_project
+from bench.snippets_gen import big_json_reader, long_reader
+from resources_qt.project import Project, ResourceSpec, ServerSettings, save_project
+
+STALL_GOAL = "< 100 ms"
+HUNG: list[str] = []
+
+
+def missing_parts() -> str | None:
+    """None when the studio window and the facade it needs are in the tree, else what is missing."""
+    needed = [REPO / "studio" / "main_window.py", REPO / "resources_qt" / "qt" / "__init__.py",
+              REPO / "resources_qt" / "snippets" / "__init__.py"]
+    absent = [str(p.relative_to(REPO)) for p in needed if not p.exists()]
+    return f"{', '.join(absent)} not in the tree yet" if absent else None
+
+
+def _env(home: Path) -> dict[str, str]:
+    # A private home keeps the benchmark off the user's settings, recent files and recovery store.
+    return child_env(QT_QPA_PLATFORM="offscreen", HOME=str(home), XDG_CONFIG_HOME=str(home / "config"),
+                     XDG_DATA_HOME=str(home / "data"), XDG_CACHE_HOME=str(home / "cache"),
+                     XDG_STATE_HOME=str(home / "state"), XDG_RUNTIME_DIR=str(home / "runtime"))
+
+
+def _child(args: list[str], home: Path, timeout: float) -> tuple[dict[str, Any], float]:
+    """Run bench.gui_child; returns its RESULT and the perf_counter taken just before it started.
+
+    The child runs in its own process group so that a hang (at exit, say) can be ended together with
+    the snippet workers it spawned; a RESULT printed before the hang still counts, and the hang is noted.
+    """
+    (home / "runtime").mkdir(parents=True, exist_ok=True, mode=0o700)
+    started = time.perf_counter()
+    proc = subprocess.Popen([PYTHON, "-m", "bench.gui_child", *args], cwd=REPO, env=_env(home),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        HUNG.append(f"{args[0]} child did not exit within {timeout:.0f} s (killed)")
+    for line in out.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[7:]), started
+    tail = (err or "").strip().splitlines()[-8:]
+    raise RuntimeError(f"gui child {args[0]} failed (exit {proc.returncode}): " + " | ".join(tail))
+
+
+def _write_long_snippet_project(path: Path) -> Path:
+    spec = ResourceSpec(name="long", uri="bench://long", mime_type="text/plain", reader=long_reader(2000))
+    return save_project(Project(server=ServerSettings(name="keystroke"), resources=[spec]), path)
+
+
+def _write_big_preview_project(path: Path) -> Path:
+    spec = ResourceSpec(name="big", uri="bench://big.json", mime_type="application/json",
+                        reader=big_json_reader(10.0))
+    server = ServerSettings(name="preview", reader_timeout=60.0, memory_limit_mb=2048)
+    return save_project(Project(server=server, resources=[spec]), path)
+
+
+def startup(work: Path, quick: bool) -> Row:
+    project = many_resources_project(work / "thousand.toml", 1000)
+    times, rows = [], 0
+    for i in range(2 if quick else 5):
+        result, started = _child(["startup", str(project)], work / f"home-start-{i}", 60)
+        times.append((result["shown_at"] - started) * 1000)
+        rows = result["catalogue_rows"]
+    value = median(times)
+    return Row("gui_startup_ms_1k", "GUI start-up, 1k-resource project", round(value, 0), "ms", "", None,
+               f"process start to main window exposed, {rows} resources loaded; runs "
+               f"{', '.join(f'{t:.0f}' for t in times)} ms")
+
+
+def keystroke(work: Path, quick: bool) -> Row:
+    project = _write_long_snippet_project(work / "long.toml")
+    result, _ = _child(["keystroke", str(project), str(100 if quick else 400)], work / "home-keys", 90)
+    return Row("gui_keystroke_ms_2k", "keystroke in snippet editor, 2k lines", round(result["median_ms"], 2), "ms",
+               "", None,
+               f"{result['lines']} lines, {result['keystrokes']} keys mid-file: median {result['median_ms']:.2f}, "
+               f"p95 {result['p95_ms']:.2f}, max {result['max_ms']:.1f} ms; longest stall in the 1.5 s after the "
+               f"burst (debounced work) {result['after_burst_max_stall_ms']:.0f} ms",
+               {"gui_keystroke_p95_ms_2k": round(result["p95_ms"], 2),
+                "gui_after_typing_max_stall_ms_2k": round(result["after_burst_max_stall_ms"], 1)})
+
+
+def stall_load(work: Path, quick: bool) -> Row:
+    project = small_project(work / "small.toml")
+    seconds = 4.0 if quick else 10.0
+    result, _ = _child(["stall-load", str(project), "16", str(seconds)], work / "home-load", 60)
+    value = result["max_stall_ms"]
+    return Row("gui_max_stall_ms_load", "GUI max stall, 16 clients reading", round(value, 1), "ms", STALL_GOAL,
+               value < 100,
+               f"{seconds:.0f} s of 16 clients: {result['reads']} reads ({result['rps']:.0f}/s), {result['errors']} "
+               f"errors; gaps over 50 ms: {result['stalls_over_50ms']}, over 100 ms: {result['stalls_over_100ms']}",
+               {"gui_load_reads_per_s": round(result["rps"], 1)})
+
+
+def stall_preview(work: Path, quick: bool) -> Row:
+    project = _write_big_preview_project(work / "big.toml")
+    result, _ = _child(["stall-preview", str(project), "40"], work / "home-preview", 60)
+    value = result["max_stall_ms"]
+    detail = (f"{result['bytes'] / 1e6:.1f} MB previewed in {result['preview_ms']:.0f} ms "
+              f"(reader in a worker); gaps over 100 ms: {result['stalls_over_100ms']}")
+    if result.get("error"):
+        detail += f"; preview error: {result['error']}"
+    return Row("gui_max_stall_ms_preview_10mb", "GUI max stall, 10 MB JSON preview", round(value, 1), "ms",
+               STALL_GOAL, value < 100, detail)
+
+
+def run(quick: bool) -> list[Row]:
+    why = missing_parts()
+    specs = [("gui_startup_ms_1k", "GUI start-up, 1k-resource project", "", startup),
+             ("gui_keystroke_ms_2k", "keystroke in snippet editor, 2k lines", "", keystroke),
+             ("gui_max_stall_ms_load", "GUI max stall, 16 clients reading", STALL_GOAL, stall_load),
+             ("gui_max_stall_ms_preview_10mb", "GUI max stall, 10 MB JSON preview", STALL_GOAL, stall_preview)]
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory(prefix="bench-gui-") as tmp:
+        for key, label, goal, fn in specs:
+            unit = "ms"
+            if why:
+                rows.append(Row.unavailable(key, label, unit, why, goal))
+                continue
+            try:
+                rows.append(fn(Path(tmp), quick))
+            except Exception as exc:  # noqa: BLE001 - one broken part must not hide the other numbers
+                rows.append(Row.unavailable(key, label, unit, f"failed: {exc}", goal))
+    return rows

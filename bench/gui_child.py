@@ -1,0 +1,209 @@
+"""The GUI benchmarks' child process: `python -m bench.gui_child MODE PROJECT [ARGS]`, prints `RESULT {json}`.
+
+Modes: startup (process start to main window exposed, through studio.cli.main), keystroke (typing
+into the snippet editor), stall-load (heartbeat while 16 clients read), stall-preview (heartbeat while
+the preview shows 10 MB of JSON). Runs under QT_QPA_PLATFORM=offscreen with a private settings home.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtGui import QKeyEvent, QTextCursor, QWindow
+from PySide6.QtWidgets import QApplication, QPlainTextEdit
+
+from bench.common import PYTHON, REPO, child_env, free_port
+from bench.heartbeat import Heartbeat
+
+
+def report(**values: Any) -> None:
+    print("RESULT " + json.dumps(values), flush=True)
+
+
+# -- startup ------------------------------------------------------------------------------
+
+
+class _ExposeWatch(QObject):
+    """Prints the time the main window is first exposed, then closes it (which ends run_app)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.done = False
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if not self.done and event.type() == QEvent.Type.Expose and isinstance(obj, QWindow) and obj.isExposed():
+            widget = next((w for w in QApplication.topLevelWidgets() if w.objectName() == "mainWindow"), None)
+            if widget is not None and widget.windowHandle() is obj:
+                self.done = True
+                rows = _catalogue_rows(widget)
+                report(shown_at=time.perf_counter(), catalogue_rows=rows)
+                QTimer.singleShot(0, widget.close)
+        return False
+
+
+def _catalogue_rows(window: Any) -> int:
+    try:
+        return len(window.document.names())
+    except Exception:  # noqa: BLE001 - informative only
+        return -1
+
+
+def startup(project: str) -> int:
+    app = QApplication(sys.argv[:1])
+    watch = _ExposeWatch()
+    app.installEventFilter(watch)
+    from studio.cli import main
+
+    return main([project])
+
+
+# -- helpers for the in-window modes ---------------------------------------------------------
+
+
+def _open_window(project: str) -> Any:
+    from studio.main_window import MainWindow, UnsavedChoice
+
+    window = MainWindow(
+        ask_unsaved=lambda _text: UnsavedChoice.DISCARD,
+        ask_restore=lambda _candidate: False,
+        report_error=lambda title, text: print(f"error dialog: {title}: {text}", file=sys.stderr),
+    )
+    window.open_project(project, ask_to_save=False)
+    window.show()
+    return window
+
+
+async def _settle(seconds: float) -> None:
+    await asyncio.sleep(seconds)
+
+
+def _run(coro_fn: Any, project: str, *args: Any) -> int:
+    import qasync
+
+    app = QApplication(sys.argv[:1])
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    window = _open_window(project)
+    try:
+        with loop:
+            loop.run_until_complete(coro_fn(app, window, *args))
+    finally:
+        window.shutdown()
+    return 0
+
+
+# -- keystroke ----------------------------------------------------------------------------------
+
+
+async def keystroke(app: QApplication, window: Any, count: int) -> None:
+    await _settle(1.0)
+    editor = window.findChild(QPlainTextEdit, "snippetEditor")
+    if editor is None:
+        raise RuntimeError("no widget named snippetEditor in the main window")
+    lines = editor.blockCount()
+    cursor = editor.textCursor()
+    cursor.setPosition(editor.document().findBlockByNumber(lines // 2).position())
+    cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock)
+    editor.setTextCursor(cursor)
+    editor.setFocus()
+    times: list[float] = []
+    keys = [(Qt.Key.Key_A, "a"), (Qt.Key.Key_Space, " "), (Qt.Key.Key_QuoteDbl, '"'), (Qt.Key.Key_Backspace, "")]
+    for i in range(count):
+        key, text = keys[i % len(keys)]
+        start = time.perf_counter()
+        for kind in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease):
+            QApplication.sendEvent(editor, QKeyEvent(kind, key, Qt.KeyboardModifier.NoModifier, text))
+        app.processEvents()  # layout and repaint of the edited block, as the event loop would do next
+        times.append((time.perf_counter() - start) * 1000)
+        if i % 25 == 24:
+            await asyncio.sleep(0.02)  # let the debounced snippet check run now and then, as when typing
+    heartbeat = Heartbeat(5)
+    heartbeat.start()
+    await asyncio.sleep(1.5)  # debounced follow-up work (diagnostics, document update) after the burst
+    heartbeat.stop()
+    ordered = sorted(times)
+    report(lines=lines, median_ms=statistics.median(times), p95_ms=ordered[int(len(ordered) * 0.95) - 1],
+           max_ms=ordered[-1], after_burst_max_stall_ms=heartbeat.max_stall_ms, keystrokes=count)
+
+
+# -- stalls -----------------------------------------------------------------------------------
+
+
+async def _wait_serving(window: Any, timeout: float) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        url = getattr(window.controller, "url", None)
+        if url and window.controller.is_running:
+            return str(url)
+        await asyncio.sleep(0.05)
+    raise RuntimeError("the server did not start from the window")
+
+
+async def stall_load(app: QApplication, window: Any, clients: int, seconds: float) -> None:
+    window.start_http("127.0.0.1", free_port())
+    url = await _wait_serving(window, 20)
+    await _settle(1.0)
+    heartbeat = Heartbeat(5)
+    load = await asyncio.create_subprocess_exec(
+        PYTHON, "-m", "bench.load_client", url, str(clients), str(seconds),
+        cwd=str(REPO), env=child_env(), stdout=subprocess.PIPE,
+    )
+    heartbeat.start()
+    out, _ = await load.communicate()
+    heartbeat.stop()
+    await _settle(0.5)
+    stats = json.loads(out.decode().strip().splitlines()[-1])
+    report(max_stall_ms=heartbeat.max_stall_ms, stalls_over_100ms=heartbeat.stalls_over(100),
+           stalls_over_50ms=heartbeat.stalls_over(50), **stats)
+
+
+async def stall_preview(app: QApplication, window: Any, wait_s: float) -> None:
+    await _settle(1.0)
+    finished: list[float] = []
+    outcomes: list[Any] = []
+
+    def on_finished(outcome: Any) -> None:
+        finished.append(time.perf_counter())
+        outcomes.append(outcome)
+
+    window.controller.preview_finished.connect(on_finished)
+    heartbeat = Heartbeat(5)
+    heartbeat.start()
+    started = time.perf_counter()
+    window.preview_action.trigger()
+    deadline = time.monotonic() + wait_s
+    while not finished and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(1.5)  # rendering that follows the outcome
+    heartbeat.stop()
+    if not finished:
+        raise RuntimeError("the preview did not finish")
+    outcome = outcomes[0]
+    size = sum(len(c.data()) for c in (outcome.contents or []))
+    report(max_stall_ms=heartbeat.max_stall_ms, preview_ms=(finished[0] - started) * 1000, bytes=size,
+           error=outcome.error_message, stalls_over_100ms=heartbeat.stalls_over(100))
+
+
+def main(argv: list[str]) -> int:
+    mode, project = argv[0], argv[1]
+    if mode == "startup":
+        return startup(project)
+    if mode == "keystroke":
+        return _run(keystroke, project, int(argv[2]))
+    if mode == "stall-load":
+        return _run(stall_load, project, int(argv[2]), float(argv[3]))
+    if mode == "stall-preview":
+        return _run(stall_preview, project, float(argv[2]))
+    raise SystemExit(f"unknown mode {mode!r}")
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

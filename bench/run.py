@@ -1,0 +1,134 @@
+"""Run every benchmark: `python bench/run.py [--quick] [--json PATH] [--only NAME ...]`.
+
+Prints a table, writes bench/results.md (machine, versions, figures, analysis) and, with --json, a
+flat JSON object of the headline keys plus supporting figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.common import Row, versions  # noqa: E402
+
+BENCH = Path(__file__).resolve().parent
+SUITES: dict[str, str] = {
+    "read": "bench.read_http",
+    "templates": "bench.templates_bench",
+    "list": "bench.list_bench",
+    "fanout": "bench.fanout",
+    "gui": "bench.gui_bench",
+}
+
+
+def _runner(module: str) -> Callable[[bool], list[Row]]:
+    import importlib
+
+    return importlib.import_module(module).run  # type: ignore[no-any-return]
+
+
+def _format(value: float | None, unit: str) -> str:
+    if value is None:
+        return "n/a"
+    if unit == "x":
+        return f"{value:.2f}x" if value < 100 else f"{value:.0f}x"
+    return f"{value:,.2f} {unit}" if value < 10 else f"{value:,.0f} {unit}" if value >= 1000 else f"{value:.1f} {unit}"
+
+
+def _verdict(row: Row) -> str:
+    if row.met is None:
+        return "-" if row.value is not None else "not available"
+    return "met" if row.met else "MISSED"
+
+
+def table(rows: list[Row]) -> list[str]:
+    head = ["benchmark", "key", "value", "goal", "verdict"]
+    body = [[r.label, r.key, _format(r.value, r.unit), r.goal or "-", _verdict(r)] for r in rows]
+    widths = [max(len(line[i]) for line in [head, *body]) for i in range(len(head))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths)) for line in [head, *body]]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return lines
+
+
+def markdown(rows: list[Row], info: dict[str, str], quick: bool, seconds: float, notes: list[str]) -> str:
+    out = ["# Benchmark results", "",
+           f"Measured {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC with `python bench/run.py"
+           f"{' --quick' if quick else ''}` in {seconds:.0f} s.", "",
+           f"Machine: {info['cpus']} CPUs, {info['platform']} ({info['machine']}); Python {info['python']}, "
+           f"Qt {info['qt']} (PySide6 {info['pyside6']}), MCP SDK {info['mcp_sdk']}, uvicorn {info['uvicorn']}, "
+           f"httpx {info['httpx']}.", "",
+           "Side-by-side figures alternate the two systems (A B A B) in one run and report the median of the "
+           "per-pair ratios; other helpers' test runs shared this machine, so absolute times are noisy.", "",
+           "| benchmark | key | value | goal | verdict |", "| --- | --- | --- | --- | --- |"]
+    for r in rows:
+        out.append(f"| {r.label} | `{r.key}` | {_format(r.value, r.unit)} | {r.goal or '-'} | {_verdict(r)} |")
+    out += ["", "## Details", ""]
+    for r in rows:
+        if r.detail:
+            out.append(f"- **{r.key}**: {r.detail}")
+    if notes:
+        out += ["", "## Run notes", "", *[f"- {n}" for n in notes]]
+    analysis = BENCH / "analysis.md"
+    if analysis.exists():
+        out += ["", analysis.read_text(encoding="utf-8").strip()]
+    return "\n".join(out) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="smaller counts; under 3 minutes on 2 cores")
+    parser.add_argument("--json", metavar="PATH", help="also write a flat JSON object of the figures")
+    parser.add_argument("--only", nargs="*", choices=sorted(SUITES), help="run only these suites")
+    parser.add_argument("--no-write", action="store_true", help="do not rewrite bench/results.md")
+    parser.add_argument("--nodelay-experiment", action="store_true",
+                        help="serve ours with TCP_NODELAY (bench/serve_nodelay.py); implies --no-write")
+    args = parser.parse_args(argv)
+    if args.nodelay_experiment:
+        from bench import read_http
+
+        read_http.NODELAY_EXPERIMENT = True
+        args.no_write = True
+    info = versions()
+    started = time.perf_counter()
+    rows: list[Row] = []
+    notes: list[str] = []
+    for name, module in SUITES.items():
+        if args.only and name not in args.only:
+            continue
+        t0 = time.perf_counter()
+        print(f"... {name}", flush=True)
+        try:
+            rows.extend(_runner(module)(args.quick))
+        except Exception as exc:  # noqa: BLE001 - report and go on with the others
+            notes.append(f"suite {name} failed: {type(exc).__name__}: {exc}")
+            print(f"    failed: {exc}", flush=True)
+        print(f"    {time.perf_counter() - t0:.1f} s", flush=True)
+    from bench import gui_bench
+
+    notes += gui_bench.HUNG
+    seconds = time.perf_counter() - started
+    print("\n".join(table(rows)))
+    for note in notes:
+        print(f"note: {note}")
+    print(f"total {seconds:.0f} s")
+    if not args.no_write:
+        (BENCH / "results.md").write_text(markdown(rows, info, args.quick, seconds, notes), encoding="utf-8")
+    if args.json:
+        flat: dict[str, object] = {r.key: r.value for r in rows}
+        for r in rows:
+            flat.update({k: v for k, v in r.extra.items() if k not in flat})
+        flat.update({"cpus": int(info["cpus"]), "python": info["python"], "qt": info["qt"],
+                     "mcp_sdk": info["mcp_sdk"], "quick": args.quick, "seconds": round(seconds, 1)})
+        Path(args.json).write_text(json.dumps(flat, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
