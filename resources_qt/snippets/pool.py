@@ -376,6 +376,9 @@ class _Slot:
         worker = self.worker
         assert worker is not None
         reply = worker.call(job.call, timeout=job.timeout, on_output=self.core.emit_output)
+        # Counted as available before the caller hears back, so a caller that
+        # submits again at once does not make the pool grow for nothing.
+        self.core.finishing(self)
         if isinstance(reply, Failed) and reply.reason in _REPLACED:
             if self.core.closed:
                 reply = Failed("unavailable", messages.unavailable(job.call, "the snippet pool was closed"))
@@ -539,6 +542,11 @@ class _PoolCore:
             slot.generation = generation
             self.cond.notify_all()
             return True
+
+    def finishing(self, slot: _Slot) -> None:
+        with self.cond:
+            if slot.state == "busy":
+                slot.state = "idle" if slot.worker is not None and slot.worker.alive else "starting"
 
     def fail_next(self, why: str) -> None:
         # With no worker able to start, failing beats letting callers hang.

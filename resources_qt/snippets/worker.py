@@ -56,6 +56,7 @@ MAX_COMPLETIONS = 100
 """MCP caps a completion answer at 100 values."""
 
 _PR_SET_PDEATHSIG = 1
+_M_ARENA_MAX = -8
 
 
 def worker_main(conn: Connection, config: WorkerConfig) -> None:
@@ -76,6 +77,7 @@ def worker_main(conn: Connection, config: WorkerConfig) -> None:
     capture = OutputCapture(forward=forward, limit=config.output_limit)
     capture.install()
     _watch_parent(config.parent_pid)
+    _tame_allocations()
     _limit_memory(config.memory_limit_mb)
     worker = _Worker(capture, config)
     try:
@@ -95,6 +97,8 @@ def worker_main(conn: Connection, config: WorkerConfig) -> None:
                 send(reply)
             except (OSError, EOFError):
                 break
+            except MemoryError:
+                send(Failed("memory", messages.out_of_memory(message, config.memory_limit_mb)))
             except Exception as exc:  # noqa: BLE001 - the result did not pickle
                 send(
                     Failed("result", messages.call_failed(message, f"the result cannot be sent back: {exc}"))
@@ -199,6 +203,18 @@ def _detach_from_terminal() -> None:
             # Killed with the process that forked it (the forkserver), so a
             # parent killed with SIGKILL leaves no orphan workers behind.
             ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def _tame_allocations() -> None:
+    # The memory cap counts address space, not resident memory: keep glibc's
+    # per-thread arenas (64 MiB reserved each) and BLAS thread pools (large
+    # buffers per core) from spending it on reservations. Snippet workers get
+    # their parallelism from the pool, not from threads.
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(name, "1")
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None).mallopt(_M_ARENA_MAX, 2)
 
 
 def _limit_memory(limit_mb: int) -> None:
