@@ -14,6 +14,7 @@ from collections.abc import Callable
 __all__ = ["OutputCapture"]
 
 _CHUNK = 65536
+_MAX_CHUNKS_PER_DRAIN = 64
 
 
 class OutputCapture:
@@ -96,7 +97,9 @@ class OutputCapture:
                 self._drain()
 
     def _drain(self) -> None:
-        while True:
+        # Bounded, so a thread that prints without end cannot keep the
+        # caller (finish(), before the answer is sent) here forever.
+        for _ in range(_MAX_CHUNKS_PER_DRAIN):
             try:
                 data = os.read(self._read_fd, _CHUNK)
             except BlockingIOError:

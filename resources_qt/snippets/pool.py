@@ -43,6 +43,7 @@ DEFAULT_OUTPUT_LIMIT = 64 * 1024
 """Bytes of printed output forwarded per call; the rest is dropped and counted."""
 
 _SURGE_IDLE_SECONDS = 10.0
+_LIVENESS_SECONDS = 1.0
 _REPLACED = frozenset({"timeout", "exited", "crashed", "memory"})
 _T = TypeVar("_T")
 _SlotState = Literal["starting", "idle", "busy", "stopped"]
@@ -516,14 +517,19 @@ class _PoolCore:
                 if self.jobs:
                     slot.state = "busy"
                     return self.jobs.popleft()
+                if slot.worker is not None and not slot.worker.alive:
+                    # Killed while idle (by the OOM killer, say): replace it now,
+                    # not when a read finds it dead.
+                    slot.state = "starting"
+                    return _RECHECK
                 if deadline is None:
-                    self.cond.wait()
+                    self.cond.wait(_LIVENESS_SECONDS)
                     continue
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     slot.retiring = True
                     return None
-                self.cond.wait(remaining)
+                self.cond.wait(min(remaining, _LIVENESS_SECONDS))
 
     def worker_settings(self, slot: _Slot) -> tuple[WorkerConfig | None, int]:
         with self.cond:

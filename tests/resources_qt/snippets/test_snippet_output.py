@@ -115,3 +115,20 @@ def test_parent_stdout_stays_clean_and_stdin_is_not_shared(tmp_path: Path) -> No
     assert b"snippet saw (b'', '')" in result.stderr
     for line in (b"python stdout", b"fd one", b"libc printf"):
         assert line not in result.stderr
+
+
+def test_background_printer_does_not_block_answers(solo_pool: SnippetPool) -> None:
+    source = textwrap.dedent(
+        """\
+        import threading
+        def spam():
+            while True:
+                print('from a thread that never stops')
+        threading.Thread(target=spam, daemon=True).start()
+        def read(uri, params):
+            return 'answered'
+        """
+    )
+    for _ in range(3):
+        assert read_text(solo_pool, source, key="background") == "answered"
+    assert healthy(solo_pool)

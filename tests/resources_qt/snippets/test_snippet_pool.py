@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import os
+import signal
 import threading
 
 import pytest
@@ -190,3 +191,27 @@ def test_bad_arguments_are_rejected_where_they_enter(pool: SnippetPool) -> None:
         SnippetPool(timeout=0)
     with pytest.raises(ValidationError):
         SnippetPool(memory_limit_mb=1)
+
+
+def test_single_worker_grows_for_a_fast_read_and_queues_beyond(solo_pool: SnippetPool) -> None:
+    slow_source = "import time\ndef read(uri, params):\n    time.sleep(0.8)\n    return uri\n"
+    slow = solo_pool.submit_read(key="slow", source=slow_source, uri="t://slow", params={})
+    assert healthy(solo_pool)
+    assert not slow.done()
+    # More slow reads than the pool may grow to: they queue, and all complete.
+    more = [solo_pool.submit_read(key="slow", source=slow_source, uri=f"t://{i}", params={}) for i in range(3)]
+    assert [f.result(30)[0].text for f in more] == ["t://0", "t://1", "t://2"]
+    assert slow.result(30)[0].text == "t://slow"
+
+
+def test_worker_killed_while_idle_is_replaced(pool: SnippetPool) -> None:
+    before = set(pool.worker_pids())
+    for pid in before:
+        os.kill(pid, signal.SIGKILL)
+    for _ in range(100):
+        after = set(pool.worker_pids())
+        if len(after) == 2 and not after & before:
+            break
+        threading.Event().wait(0.1)
+    assert len(after) == 2 and not after & before
+    assert healthy(pool)
