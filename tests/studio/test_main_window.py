@@ -406,3 +406,15 @@ def test_dropping_a_project_file_opens_it(make_window, project_file, qtbot):
                        Qt.KeyboardModifier.NoModifier)  # fmt: skip
     window.dropEvent(event)
     assert window.document.path == project_file and window.document.names() == ["readme", "ticket"]
+
+
+def test_a_broken_project_file_is_reported_and_the_open_project_kept(make_window, project_file, tmp_path):
+    window = make_window()
+    window.open_project(project_file)
+    broken = tmp_path / "broken.toml"
+    broken.write_text("format = 1\n[[resources]]\nname = 'x'\nuri = \n")
+    assert not window.open_project(broken)
+    title, message = window.errors[-1]
+    assert title == "Cannot open project" and "broken.toml:4" in message
+    assert window.document.path == project_file and window.document.names() == ["readme", "ticket"]
+    assert str(broken.resolve()) not in window.settings.recent_files()
