@@ -73,6 +73,9 @@ class SnippetPool:
     10 s idle), and beyond that calls queue in order. The timeout covers
     running the snippet, not waiting in that queue.
 
+    A worker keeps each snippet version loaded between calls, so module-level
+    state lives as long as that worker (see `resources_qt.snippets.worker`).
+
     Thread-safe. `read` and `complete` may be awaited on any asyncio loop in
     any thread; `submit_read`/`submit_complete` return concurrent futures
     for code without a loop. Output listeners are called on pool threads.
