@@ -129,8 +129,6 @@ class _Worker:
             return NeedSource("prelude" if missing.what == "prelude" else "snippet")
         except SnippetFailure as failure:
             return self._failure(call, failure)
-        except ReaderFailedError as exc:
-            return Failed("result", exc.message)
         except MemoryError:
             return Failed("memory", messages.out_of_memory(call, self._config.memory_limit_mb))
         except SystemExit as exc:
@@ -157,10 +155,13 @@ class _Worker:
         if cause is not None:
             self._capture.note(format_snippet_traceback(cause))
 
-    def _read(self, call: ReadCall, fn: Callable[..., Any]) -> ReadDone:
+    def _read(self, call: ReadCall, fn: Callable[..., Any]) -> ReadDone | Failed:
         with reading(ReadContext(call.uri, call.mime_type)):
             result = self._resolve(fn(call.uri, dict(call.params)))
-        contents = to_contents(result, uri=call.uri, mime_type=call.mime_type)
+        try:
+            contents = to_contents(result, uri=call.uri, mime_type=call.mime_type)
+        except ReaderFailedError as exc:  # None, empty bytes, or not content at all
+            return Failed("result", exc.message)
         return ReadDone([(c.uri, c.mime_type, c.text, c.blob, c.meta) for c in contents])
 
     def _complete(self, call: CompleteCall, fn: Callable[..., Any]) -> CompleteDone:
