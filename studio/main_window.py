@@ -110,6 +110,7 @@ class MainWindow(QMainWindow):
         self.resize(1280, 800)
         self.setAcceptDrops(True)
         self._restore_layout()
+        self._on_server_dock_moved(self.dockWidgetArea(self.server_dock))
         self._refresh_title()
         self._refresh_server_status()
         self._refresh_project_views()
@@ -281,6 +282,7 @@ class MainWindow(QMainWindow):
                        doc.settings_changed):  # fmt: skip
             signal.connect(self._on_catalogue_edited)
         self.catalogue.resource_selected.connect(self._on_resource_selected)
+        self.server_dock.dockLocationChanged.connect(self._on_server_dock_moved)
         self.sync.apply_failed.connect(self._on_apply_failed)
         self.settings.recent_files_changed.connect(self._rebuild_recent_menu)
         self.autosaver.autosave_failed.connect(self._on_autosave_failed)
@@ -479,6 +481,11 @@ class MainWindow(QMainWindow):
     @Slot()
     def _on_catalogue_edited(self) -> None:
         self._notify_uris_timer.start()
+
+    @Slot(Qt.DockWidgetArea)
+    def _on_server_dock_moved(self, area: Qt.DockWidgetArea) -> None:
+        sides = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.server_panel.set_stacked(area in sides)
 
     @Slot()
     def _on_project_opened(self) -> None:

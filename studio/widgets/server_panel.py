@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from PySide6.QtCore import QModelIndex, Qt, Signal, Slot
-from PySide6.QtGui import QGuiApplication, QResizeEvent
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QBoxLayout,
     QCheckBox,
@@ -108,7 +108,7 @@ class ServerPanel(QWidget):
             "changes, as soon as the edit is applied"
         )
         caps = QHBoxLayout()
-        for check in (self.notifications_check, self.subscriptions_check, self.announce_check):
+        for check in (self.notifications_check, self.subscriptions_check):
             caps.addWidget(check)
         caps.addStretch(1)
 
@@ -117,6 +117,7 @@ class ServerPanel(QWidget):
         http_layout.addLayout(http_form)
         http_layout.addLayout(url_row)
         http_layout.addLayout(caps)
+        http_layout.addWidget(self.announce_check)
         http_layout.addStretch(1)
 
         # -- sessions and notifications ------------------------------------------------------
@@ -237,12 +238,15 @@ class ServerPanel(QWidget):
         self._direct_uris = list(uris)
         self._refill_notify_uris()
 
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        wide = event.size().width() > 1.4 * event.size().height()
-        direction = QBoxLayout.Direction.LeftToRight if wide else QBoxLayout.Direction.TopToBottom
+    def set_stacked(self, stacked: bool) -> None:
+        """Stack the sections (for a side dock) or put them side by side (for a bottom dock)."""
+        direction = QBoxLayout.Direction.TopToBottom if stacked else QBoxLayout.Direction.LeftToRight
         if self._boxes.direction() != direction:
             self._boxes.setDirection(direction)
-        super().resizeEvent(event)
+
+    @property
+    def is_stacked(self) -> bool:
+        return self._boxes.direction() == QBoxLayout.Direction.TopToBottom
 
     def show_notification_result(self, method: str, uri: str, recipients: int) -> None:
         short = method.rsplit("/", 1)[-1]

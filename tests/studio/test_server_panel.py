@@ -121,10 +121,11 @@ def test_client_configurations_cover_http_and_stdio(tmp_path):
     assert '"command": "resource-studio"' in stdio and str(project) in stdio and '"--stdio"' in stdio
 
 
-def test_the_panel_stacks_its_sections_when_narrow(panel, qtbot):
+def test_the_panel_stacks_its_sections_for_a_side_dock(panel):
     widget, _ = panel
-    widget.resize(1200, 240)
-    widget.show()
-    qtbot.waitUntil(lambda: widget._boxes.direction().name == "LeftToRight", timeout=2000)
-    widget.resize(380, 900)
-    qtbot.waitUntil(lambda: widget._boxes.direction().name == "TopToBottom", timeout=2000)
+    assert not widget.is_stacked
+    widget.set_stacked(True)
+    assert widget.is_stacked
+    wide = widget.minimumSizeHint().width()
+    widget.set_stacked(False)
+    assert widget.minimumSizeHint().width() > wide
