@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import re
 from typing import Any
 
 import httpx
@@ -15,6 +16,8 @@ import httpx
 PROTOCOL = "2025-11-25"
 ACCEPT = "application/json, text/event-stream"
 REQUEST_TIMEOUT = 30.0
+
+_LINES = re.compile(r"\r\n|\r|\n")  # SSE line ends only; str.splitlines also splits on U+0085 etc.
 
 
 class RpcError(Exception):
@@ -31,7 +34,7 @@ def parse_body(response: httpx.Response) -> dict[str, Any]:
     ctype = response.headers.get("content-type", "")
     if ctype.startswith("text/event-stream"):
         found: dict[str, Any] | None = None
-        for line in response.text.splitlines():
+        for line in _LINES.split(response.text):
             if line.startswith("data:"):
                 payload = line[5:].strip()
                 if payload:

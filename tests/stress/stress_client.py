@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import re
 from collections import Counter
 from typing import Any
 
@@ -13,6 +14,8 @@ import httpx
 PROTOCOL = "2025-11-25"
 TIMEOUT = 20.0
 UPDATED = "notifications/resources/updated"
+
+_LINES = re.compile(r"\r\n|\r|\n")  # SSE line ends only; str.splitlines also splits on U+0085 etc.
 
 
 class RpcError(Exception):
@@ -25,7 +28,7 @@ def parse(response: httpx.Response) -> dict[str, Any]:
     """The JSON-RPC answer in a JSON or SSE body."""
     if response.headers.get("content-type", "").startswith("text/event-stream"):
         found = None
-        for line in response.text.splitlines():
+        for line in _LINES.split(response.text):
             if line.startswith("data:") and line[5:].strip():
                 message = json.loads(line[5:])
                 if "id" in message:
