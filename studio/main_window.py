@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QMimeData, Qt, QTimer, Slot
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence, QPixmap
+from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QPixmap
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMessageBox, QScrollArea, QSplitter, QWidget
 
 from resources_qt import __version__
 from resources_qt.project import Project
 from studio.document import ProjectDocument
-from studio.icons import icon, pixmap
+from studio.icons import pixmap
 from studio.project_files import ProjectFiles
 from studio.prompts import UnsavedChoice, dialog_prompts
 from studio.recovery import RecoveryCandidate, RecoveryStore
@@ -26,6 +26,7 @@ from studio.widgets.resource_editor import ResourceEditor
 from studio.widgets.server_panel import ServerPanel
 from studio.widgets.sessions_view import SessionsModel
 from studio.widgets.traffic_log import TrafficLog
+from studio.window_commands import WindowCommands
 
 logger = logging.getLogger(__name__)
 
@@ -98,8 +99,7 @@ class MainWindow(QMainWindow):
         self.server_panel = ServerPanel(self.sessions)
         self.traffic_log = TrafficLog()
         self._build_layout()
-        self._build_actions()
-        self._build_menus_and_toolbar()
+        self._build_commands()
         self._build_status_bar()
         self._wire()
 
@@ -144,121 +144,15 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.server_dock], [245], Qt.Orientation.Vertical)
         self._default_state = self.saveState()
 
-    def _action(self, text: str, icon_name: str | None, tip: str, shortcut: Any = None,
-                slot: Callable[[], Any] | None = None) -> QAction:  # fmt: skip
-        action = QAction(text, self)
-        if icon_name:
-            action.setIcon(icon(icon_name))
-        if shortcut is not None:
-            keys = shortcut if isinstance(shortcut, QKeySequence) else QKeySequence(shortcut)
-            action.setShortcut(keys)
-            tip = f"{tip} ({keys.toString(QKeySequence.SequenceFormat.NativeText)})"
-        action.setToolTip(tip)
-        action.setStatusTip(tip)
-        if slot is not None:
-            action.triggered.connect(slot)
-        self.addAction(action)
-        return action
-
-    def _build_actions(self) -> None:
-        keys = QKeySequence.StandardKey
-        self.new_action = self._action("&New", "new", "Start a new project", keys.New, self._on_new_triggered)
-        self.open_action = self._action("&Open…", "open", "Open a project file", keys.Open,
-                                        self._on_open_triggered)  # fmt: skip
-        self.save_action = self._action("&Save", "save", "Save the project", keys.Save,
-                                        self._on_save_triggered)  # fmt: skip
-        self.save_as_action = self._action("Save &As…", "save-as", "Save the project under a new name",
-                                           keys.SaveAs, self._on_save_as_triggered)  # fmt: skip
-        self.quit_action = self._action("&Quit", None, "Quit Resource Studio", keys.Quit, self.close)
-
-        stack = self.document.undo_stack
-        self.undo_action = stack.createUndoAction(self, "&Undo")
-        self.undo_action.setIcon(icon("undo"))
-        self.undo_action.setShortcut(QKeySequence(keys.Undo))
-        self.undo_action.setToolTip("Undo the last edit (Ctrl+Z)")
-        self.redo_action = stack.createRedoAction(self, "&Redo")
-        self.redo_action.setIcon(icon("redo"))
-        self.redo_action.setShortcut(QKeySequence(keys.Redo))
-        self.redo_action.setToolTip("Redo the last undone edit (Ctrl+Shift+Z)")
-
-        # The catalogue owns add/duplicate/delete; the window gives the adds window-wide shortcuts.
-        self.add_resource_action = self.catalogue.add_resource_action
-        self.add_resource_action.setShortcut(QKeySequence("Ctrl+Shift+N"))
-        self.add_template_action = self.catalogue.add_template_action
-        self.add_template_action.setShortcut(QKeySequence("Ctrl+Shift+T"))
-        for action in (self.add_resource_action, self.add_template_action):
-            action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
-            self.addAction(action)
-        self.duplicate_action = self.catalogue.duplicate_action
-        self.delete_action = self.catalogue.delete_action
-
-        self.preview_action = self._action("&Read / Preview", "preview", "Read the preview URI like a client",
-                                           "Ctrl+R", self._on_preview_triggered)  # fmt: skip
-        self.server_action = self._action("&Start HTTP Server", "start-server",
-                                          "Start or stop serving over Streamable HTTP", "F5",
-                                          self._on_server_action_triggered)  # fmt: skip
-        self.list_changed_action = self._action("Notify &list_changed", "notify-list-changed",
-                                                "Send notifications/resources/list_changed to every session",
-                                                "Ctrl+Shift+L", self._on_list_changed_triggered)  # fmt: skip
-        self.updated_action = self._action("Notify &updated", "notify-updated",
-                                           "Send notifications/resources/updated for the notify URI to its "
-                                           "subscribers", "Ctrl+Shift+U",
-                                           self._on_updated_triggered)  # fmt: skip
-        self.about_action = self._action("&About Resource Studio", "app", "Version and keyboard shortcuts",
-                                         None, self._on_about_triggered)  # fmt: skip
-        self.reset_layout_action = self._action("&Reset Layout", None, "Put the panels back where they were",
-                                                None, self._on_reset_layout_triggered)  # fmt: skip
-
-    def _build_menus_and_toolbar(self) -> None:
-        bar = self.menuBar()
-        file_menu = bar.addMenu("&File")
-        file_menu.addActions([self.new_action, self.open_action])
-        self.recent_menu = file_menu.addMenu("Open &Recent")
-        self.recent_menu.setObjectName("recentMenu")
-        file_menu.addSeparator()
-        file_menu.addActions([self.save_action, self.save_as_action])
-        file_menu.addSeparator()
-        file_menu.addAction(self.quit_action)
-
-        edit_menu = bar.addMenu("&Edit")
-        edit_menu.addActions([self.undo_action, self.redo_action])
-        edit_menu.addSeparator()
-        edit_menu.addActions([self.add_resource_action, self.add_template_action, self.duplicate_action,
-                              self.delete_action])  # fmt: skip
-        edit_menu.addSeparator()
-        edit_menu.addAction(self.preview_action)
-
-        server_menu = bar.addMenu("&Server")
-        server_menu.addAction(self.server_action)
-        server_menu.addSeparator()
-        server_menu.addActions([self.list_changed_action, self.updated_action])
-
-        view_menu = bar.addMenu("&View")
-        for dock, keys in ((self.server_dock, "Ctrl+1"), (self.traffic_dock, "Ctrl+2")):
-            toggle = dock.toggleViewAction()
-            toggle.setShortcut(QKeySequence(keys))
-            toggle.setToolTip(f"Show or hide the {dock.windowTitle().lower()} panel")
-            view_menu.addAction(toggle)
-        view_menu.addSeparator()
-        view_menu.addAction(self.reset_layout_action)
-
-        help_menu = bar.addMenu("&Help")
-        help_menu.addAction(self.about_action)
-
-        toolbar = self.addToolBar("Main")
-        toolbar.setObjectName("mainToolbar")
-        toolbar.setMovable(False)
-        toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonIconOnly)
-        for group in (
-            (self.new_action, self.open_action, self.save_action),
-            (self.undo_action, self.redo_action),
-            (self.add_resource_action, self.add_template_action, self.duplicate_action, self.delete_action),
-            (self.preview_action,),
-            (self.server_action, self.list_changed_action, self.updated_action),
-        ):
-            toolbar.addActions(list(group))
-            toolbar.addSeparator()
-        self._rebuild_recent_menu(self.settings.recent_files())
+    def _build_commands(self) -> None:
+        catalogue = self.catalogue
+        self.commands = WindowCommands(
+            self, undo_stack=self.document.undo_stack, docks=[self.server_dock, self.traffic_dock],
+            catalogue_actions=[catalogue.add_resource_action, catalogue.add_template_action,
+                               catalogue.duplicate_action, catalogue.delete_action],
+        )  # fmt: skip
+        self.commands.install()
+        self.commands.rebuild_recent_menu(self.settings.recent_files())
 
     def _build_status_bar(self) -> None:
         self.status_label = QLabel(objectName="serverStatus")
@@ -284,7 +178,21 @@ class MainWindow(QMainWindow):
         self.catalogue.resource_selected.connect(self._on_resource_selected)
         self.server_dock.dockLocationChanged.connect(self._on_server_dock_moved)
         self.sync.apply_failed.connect(self._on_apply_failed)
-        self.settings.recent_files_changed.connect(self._rebuild_recent_menu)
+        self.settings.recent_files_changed.connect(self.commands.rebuild_recent_menu)
+        commands = self.commands
+        commands.recent_file_chosen.connect(self._on_recent_file_chosen)
+        commands.recent_files_cleared.connect(self.settings.clear_recent_files)
+        for action, slot in (
+            (commands.new, self._on_new_triggered), (commands.open, self._on_open_triggered),
+            (commands.save, self._on_save_triggered), (commands.save_as, self._on_save_as_triggered),
+            (commands.quit, self.close), (commands.preview, self._on_preview_triggered),
+            (commands.server, self._on_server_action_triggered),
+            (commands.list_changed, self._on_list_changed_triggered),
+            (commands.updated, self._on_updated_triggered),
+            (commands.reset_layout, self._on_reset_layout_triggered),
+            (commands.about, self._on_about_triggered),
+        ):  # fmt: skip
+            action.triggered.connect(slot)
         self.autosaver.autosave_failed.connect(self._on_autosave_failed)
         self.files.project_opened.connect(self._on_project_opened)
         self.files.label_changed.connect(self._on_label_changed)
@@ -416,25 +324,21 @@ class MainWindow(QMainWindow):
             self.setWindowFilePath(str(self.document.path))
 
     def _refresh_server_status(self) -> None:
-        if self._server_url:
+        running = bool(self._server_url)
+        if running:
             where = self._server_url if self._server_url.startswith("http") else f"over {self._server_url}"
             count = self._session_count
             text = f"Serving {where} · {count} session{'s' if count != 1 else ''}"
-            self.server_action.setText("&Stop Server")
-            self.server_action.setIcon(icon("stop-server"))
         else:
             text = f"Failed: {self._server_failure}" if self._server_failure else "Stopped"
-            self.server_action.setText("&Start HTTP Server")
-            self.server_action.setIcon(icon("start-server"))
         self.status_label.setText(text)
-        marker = "start-server" if self._server_url else ("error" if self._server_failure else "")
+        marker = "start-server" if running else ("error" if self._server_failure else "")
         self.status_icon.setPixmap(pixmap(marker, 14, device_pixel_ratio=self.devicePixelRatioF()) if marker
                                    else QPixmap())  # fmt: skip
-        self.server_action.setToolTip(f"{'Stop' if self._server_url else 'Start'} the server (F5)")
-        running = bool(self._server_url)
+        self.commands.set_serving(running)
         server = self.document.project.server
-        self.list_changed_action.setEnabled(running and server.notifications)
-        self.updated_action.setEnabled(running and server.subscriptions)
+        self.commands.list_changed.setEnabled(running and server.notifications)
+        self.commands.updated.setEnabled(running and server.subscriptions)
 
     def _refresh_project_views(self) -> None:
         server = self.document.project.server
@@ -451,21 +355,6 @@ class MainWindow(QMainWindow):
         self.errors_label.setText(f"{len(invalid)} with errors (not served)" if invalid else "")
         self.errors_label.setToolTip("Not served until fixed:\n" + "\n".join(invalid[:20]) if invalid else "")
         self._refresh_server_status()
-
-    @Slot(list)
-    def _rebuild_recent_menu(self, files: list) -> None:
-        self.recent_menu.clear()
-        for path in files:
-            action = self.recent_menu.addAction(Path(path).name)
-            action.setToolTip(path)
-            action.setStatusTip(path)
-            action.setData(path)
-            action.triggered.connect(self._on_recent_triggered)
-        if files:
-            self.recent_menu.addSeparator()
-            clear = self.recent_menu.addAction("Clear Recent Files")
-            clear.triggered.connect(self.settings.clear_recent_files)
-        self.recent_menu.setEnabled(bool(files))
 
     # -- slots: document and views -----------------------------------------------------
 
@@ -550,12 +439,8 @@ class MainWindow(QMainWindow):
     def _on_autosave_failed(self, message: str) -> None:
         self.statusBar().showMessage(f"Autosave failed: {message}", 8000)
 
-    @Slot()
-    def _on_recent_triggered(self) -> None:
-        action = self.sender()
-        path = action.data() if isinstance(action, QAction) else None
-        if not path:
-            return
+    @Slot(str)
+    def _on_recent_file_chosen(self, path: str) -> None:
         if not Path(path).is_file():
             self.settings.remove_recent_file(path)
             self.prompts.report_error("Cannot open project", f"{path} no longer exists")
@@ -588,11 +473,8 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def _on_about_triggered(self) -> None:
-        native = QKeySequence.SequenceFormat.NativeText
-        shortcuts = [(a.text().replace("&", ""), a.shortcut().toString(native))
-                     for a in self.actions() if not a.shortcut().isEmpty()]  # fmt: skip
         rows = "".join(f"<tr><td>{text}</td><td>&nbsp;&nbsp;<b>{keys}</b></td></tr>"
-                       for text, keys in shortcuts)  # fmt: skip
+                       for text, keys in self.commands.shortcuts())  # fmt: skip
         QMessageBox.about(self, "About Resource Studio",
                           f"<h3>Resource Studio {__version__}</h3><p>Design and live-serve MCP resources.</p>"
                           f"<table>{rows}</table>")  # fmt: skip

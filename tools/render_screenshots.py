@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     if target:
         window.catalogue.select(target)
         pump(0.3)
-        window.preview_action.trigger()
+        window.commands.preview.trigger()
         preview = window.editor.preview
         pump(10.0, until=lambda: any(view.is_ready for view in preview.content_views())
              or preview.pages.currentWidget() is preview.error_view)  # fmt: skip

@@ -132,11 +132,11 @@ def test_window_layout_names_and_title(make_window, project_file):
     assert window.catalogue.current_name == "readme"
     window.document.add_resource(template=False)
     assert window.isWindowModified()
-    assert window.preview_action.shortcut().toString() == "Ctrl+R"
-    assert window.list_changed_action.shortcut().toString() == "Ctrl+Shift+L"
-    assert window.server_action.shortcut().toString() == "F5"
-    for action in (window.new_action, window.open_action, window.save_action, window.preview_action,
-                   window.server_action, window.list_changed_action, window.updated_action):  # fmt: skip
+    assert window.commands.preview.shortcut().toString() == "Ctrl+R"
+    assert window.commands.list_changed.shortcut().toString() == "Ctrl+Shift+L"
+    assert window.commands.server.shortcut().toString() == "F5"
+    for action in (window.commands.new, window.commands.open, window.commands.save, window.commands.preview,
+                   window.commands.server, window.commands.list_changed, window.commands.updated):  # fmt: skip
         assert action.toolTip() and not action.icon().isNull()
 
 
@@ -144,7 +144,7 @@ def test_build_a_template_through_the_form_and_preview_it(make_window, project_f
     window = make_window()
     window.open_project(project_file)
     window.show()
-    window.add_template_action.trigger()
+    window.commands.add_template.trigger()
     name = window.catalogue.current_name
     assert window.document.peek(name).is_template
 
@@ -172,7 +172,7 @@ def test_build_a_template_through_the_form_and_preview_it(make_window, project_f
     # A reader that raises: the preview shows the JSON-RPC error, as a client would get it.
     type_snippet(qtbot, window, "def read(uri, params):\n    raise LookupError('no forecast for ' + params['city'])\n")
     qtbot.waitUntil(lambda: window.document.peek("weather").reader.count("raise") == 1, timeout=WAIT_MS)
-    window.preview_action.trigger()
+    window.commands.preview.trigger()
     qtbot.waitUntil(lambda: "no forecast for Oslo" in window.editor.preview.error_view.text(), timeout=WAIT_MS)
     assert "-32000" in window.editor.preview.error_view.text()
 
@@ -187,7 +187,7 @@ def test_a_syntax_error_is_shown_and_never_served(make_window, project_file, qtb
     assert window.document.errors("readme")
     assert "readme" in window.sync.held_back()
     # The last valid version keeps serving: the preview still reads it.
-    window.preview_action.trigger()
+    window.commands.preview.trigger()
     qtbot.waitUntil(lambda: "hello from docs://readme" in preview_text(window), timeout=WAIT_MS)
 
 
@@ -272,7 +272,7 @@ def test_save_and_reopen_losslessly(make_window, project_file, qtbot, tmp_path):
     window = make_window()
     window.open_project(project_file)
     window.document.set_prelude("GREETING = 'hej'\n")
-    window.add_resource_action.trigger()
+    window.commands.add_resource.trigger()
     assert window.isWindowModified()
     target = tmp_path / "saved" / "copy.toml"
     assert window.save_as(target)
@@ -291,7 +291,7 @@ def test_unsaved_changes_prompt_can_cancel_close_and_new(make_window, project_fi
     window = make_window(ask_unsaved=lambda label: answers[0])
     window.open_project(project_file)
     window.show()
-    window.add_resource_action.trigger()
+    window.commands.add_resource.trigger()
     assert not window.close() and window.isVisible()
     assert not window.new_project() and window.document.path == project_file
     answers[0] = UnsavedChoice.SAVE
@@ -303,7 +303,7 @@ def test_unsaved_changes_prompt_can_cancel_close_and_new(make_window, project_fi
 def test_recover_after_a_crash(make_window, project_file, qtbot, tmp_path):
     crashed = make_window()
     crashed.open_project(project_file)
-    crashed.add_template_action.trigger()
+    crashed.commands.add_template.trigger()
     crashed.document.set_prelude("GREETING = 'recovered'\n")
     written = crashed.autosaver.save_now()
     assert written is not None and written.exists()
