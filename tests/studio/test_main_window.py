@@ -418,3 +418,14 @@ def test_a_broken_project_file_is_reported_and_the_open_project_kept(make_window
     assert title == "Cannot open project" and "broken.toml:4" in message
     assert window.document.path == project_file and window.document.names() == ["readme", "ticket"]
     assert str(broken.resolve()) not in window.settings.recent_files()
+
+
+def test_what_the_snippet_prints_appears_under_the_editor(make_window, project_file, qtbot):
+    window = make_window()
+    window.open_project(project_file)
+    window.catalogue.select("readme")
+    type_snippet(qtbot, window, "def read(uri, params):\n    print('looking up', uri)\n    return 'ok'\n")
+    qtbot.waitUntil(lambda: "print" in window.document.peek("readme").reader, timeout=WAIT_MS)
+    window.commands.preview.trigger()
+    output = window.editor.output_view
+    qtbot.waitUntil(lambda: "looking up docs://readme" in output.toPlainText(), timeout=WAIT_MS)
