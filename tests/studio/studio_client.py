@@ -66,6 +66,11 @@ class BackgroundClient:
         try:
             async with Client(self.url, mode=self.mode, read_timeout_seconds=TIMEOUT_S,
                               message_handler=self._on_message) as client:  # fmt: skip
+                if self.mode == "legacy":
+                    # The SDK opens the standalone GET stream in the background after the handshake;
+                    # notifications sent before it exists are dropped by design, so let it open first.
+                    await client.list_resources(cursor=None, cache_mode="bypass")
+                    await asyncio.sleep(0.3)
                 self.connected.set_result(client)
                 while True:
                     job, result = await self._jobs.get()

@@ -429,3 +429,25 @@ def test_what_the_snippet_prints_appears_under_the_editor(make_window, project_f
     window.commands.preview.trigger()
     output = window.editor.output_view
     qtbot.waitUntil(lambda: "looking up docs://readme" in output.toPlainText(), timeout=WAIT_MS)
+
+
+def test_announce_edits_tells_subscribers_as_soon_as_an_edit_is_applied(make_window, project_file, qtbot, connect):
+    window = make_window()
+    window.open_project(project_file)
+    window.server_panel.announce_check.setChecked(True)
+    assert window.controller.announce_edits
+    window.start_http("127.0.0.1", 0)
+    qtbot.waitUntil(lambda: window.server_panel.is_running, timeout=WAIT_MS)
+    client = connect(window.server_panel.url)
+    settled = client.submit(lambda c: c.list_resources(cursor=None, cache_mode="bypass"))
+    qtbot.waitUntil(settled.done, timeout=WAIT_MS)
+    subscribed = client.submit(lambda c: c.subscribe_resource("docs://readme"))
+    qtbot.waitUntil(subscribed.done, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: window.sessions.subscribed_uris() == ["docs://readme"], timeout=WAIT_MS)
+
+    window.catalogue.select("readme")
+    type_snippet(qtbot, window, "def read(uri, params):\n    return 'edited'\n")
+    qtbot.waitUntil(lambda: ("notifications/resources/updated", {"uri": "docs://readme"}) in client.notifications,
+                    timeout=WAIT_MS)  # fmt: skip
+    window.commands.add_resource.trigger()
+    qtbot.waitUntil(lambda: "notifications/resources/list_changed" in client.methods(), timeout=WAIT_MS)
