@@ -130,8 +130,12 @@ def test_window_layout_names_and_title(make_window, project_file):
     assert find(window, QLabel, "serverStatus").text() == "Stopped"
     assert "desk.toml" in window.windowTitle() and not window.isWindowModified()
     assert window.catalogue.current_name == "readme"
-    window.document.add_resource(template=False)
-    assert window.isWindowModified()
+    window.commands.add_resource.trigger()
+    assert window.isWindowModified() and len(window.document.names()) == 3
+    window.commands.undo.trigger()
+    assert window.document.names() == ["readme", "ticket"] and not window.isWindowModified()
+    window.commands.redo.trigger()
+    assert len(window.document.names()) == 3 and window.isWindowModified()
     assert window.commands.preview.shortcut().toString() == "Ctrl+R"
     assert window.commands.list_changed.shortcut().toString() == "Ctrl+Shift+L"
     assert window.commands.server.shortcut().toString() == "F5"
@@ -186,6 +190,7 @@ def test_a_syntax_error_is_shown_and_never_served(make_window, project_file, qtb
     assert window.editor.snippet_editor.diagnostic[0] == 1
     assert window.document.errors("readme")
     assert "readme" in window.sync.held_back()
+    qtbot.waitUntil(lambda: window.errors_label.text() == "1 with errors (not served)", timeout=WAIT_MS)
     # The last valid version keeps serving: the preview still reads it.
     window.commands.preview.trigger()
     qtbot.waitUntil(lambda: "hello from docs://readme" in preview_text(window), timeout=WAIT_MS)
