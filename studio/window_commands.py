@@ -46,7 +46,9 @@ class WindowCommands(QObject):
         self.open = self._make("&Open…", "open", "Open a project file", keys.Open)
         self.save = self._make("&Save", "save", "Save the project", keys.Save)
         self.save_as = self._make("Save &As…", "save-as", "Save the project under a new name", keys.SaveAs)
-        self.quit = self._make("&Quit", None, "Quit Resource Studio", keys.Quit)
+        # Some platforms (and the offscreen one) bind no key to the standard Quit.
+        quit_keys = keys.Quit if not QKeySequence(keys.Quit).isEmpty() else "Ctrl+Q"
+        self.quit = self._make("&Quit", None, "Quit Resource Studio", quit_keys)
 
         self.undo = undo_stack.createUndoAction(window, "&Undo")
         self.redo = undo_stack.createRedoAction(window, "&Redo")
