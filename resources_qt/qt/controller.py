@@ -339,6 +339,7 @@ class ServerController(QObject):
             self._side_loop.call_soon(stop.set)
             self._side_loop.join(5.0)
         self._pool.close()
+        self._pump.close()
 
     # -- engine events -> Qt signals ---------------------------------------------------------
 

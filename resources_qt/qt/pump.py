@@ -35,6 +35,7 @@ class EventPump(QObject):
         self._traffic: deque[Any] = deque(maxlen=traffic_limit)
         self._output: deque[Any] = deque(maxlen=output_limit)
         self._pending = False
+        self._closed = False
         self._lock = threading.Lock()
         self.dropped_traffic = 0
         self._timer = QTimer(self)
@@ -58,12 +59,20 @@ class EventPump(QObject):
         self._output.append(item)
         self._kick()
 
+    def close(self) -> None:
+        """Drop whatever arrives from now on (the owner is going away; never signal a dying object)."""
+        with self._lock:
+            self._closed = True
+            self._pending = True
+        self._timer.stop()
+
     def _kick(self) -> None:
         with self._lock:
-            if self._pending:
+            if self._pending or self._closed:
                 return
             self._pending = True
-        self._wake.emit()
+            # Emitted under the lock so close() cannot slip in between the check and the emit.
+            self._wake.emit()
 
     @Slot()
     def _on_wake(self) -> None:
@@ -77,6 +86,8 @@ class EventPump(QObject):
     def flush(self) -> None:
         """Emit whatever is queued now (GUI thread)."""
         with self._lock:
+            if self._closed:
+                return
             self._pending = False
         events = _drain(self._events.popleft, len(self._events))
         traffic = _drain(self._traffic.popleft, len(self._traffic))
