@@ -11,7 +11,7 @@ from engine_support import MODES, PNG, blob_bytes, connect, settle_legacy, wait_
 from mcp.shared.exceptions import MCPError
 
 from resources_qt import Resource
-from resources_qt.server import ResourceServer, SessionClosed, SessionOpened, SubscriptionAdded
+from resources_qt.server import ResourceServer, SessionClosed, SessionOpened, SubscriptionAdded, Traffic
 
 # resources/subscribe is deprecated at 2026-07-28; legacy sessions use it on purpose.
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")]
@@ -100,12 +100,24 @@ async def test_unknown_uri_code_depends_on_the_era(live_server: ResourceServer, 
     assert info.value.data == {"uri": "nothing://here"}
 
 
-async def test_cache_hints_on_the_modern_era(live_server: ResourceServer) -> None:
-    async with connect(live_server.url, "2026-07-28") as client:
-        hinted = await client.read_resource("cache://hinted", cache_mode="bypass")
-        plain = await client.read_resource("config://app/settings", cache_mode="bypass")
+async def test_cache_hints_on_the_modern_era_only(live_server: ResourceServer) -> None:
+    wire: list[Traffic] = []
+    unsubscribe = live_server.add_observer(
+        lambda e: wire.append(e) if isinstance(e, Traffic) and e.direction == "out" else None
+    )
+    try:
+        async with connect(live_server.url, "2026-07-28") as client:
+            hinted = await client.read_resource("cache://hinted", cache_mode="bypass")
+            plain = await client.read_resource("config://app/settings", cache_mode="bypass")
+        async with connect(live_server.url, "legacy") as legacy:
+            await legacy.read_resource("cache://hinted", cache_mode="bypass")
+    finally:
+        unsubscribe()
     assert (hinted.ttl_ms, hinted.cache_scope) == (60_000, "public")
     assert plain.ttl_ms == 0
+    reads = [e.message["result"] for e in wire if e.method == "resources/read"]
+    assert reads[0]["ttlMs"] == 60_000 and reads[0]["cacheScope"] == "public"
+    assert "ttlMs" not in reads[-1] and "cacheScope" not in reads[-1]  # not part of the handshake-era wire
 
 
 @pytest.mark.parametrize("mode", MODES)
