@@ -8,7 +8,11 @@ the preview shows 10 MB of JSON). Runs under QT_QPA_PLATFORM=offscreen with a pr
 from __future__ import annotations
 
 import asyncio
+import cProfile
+import io
 import json
+import os
+import pstats
 import statistics
 import subprocess
 import sys
@@ -17,11 +21,37 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
-from PySide6.QtGui import QKeyEvent, QTextCursor, QWindow
+from PySide6.QtGui import QAction, QKeyEvent, QTextCursor, QWindow
 from PySide6.QtWidgets import QApplication, QPlainTextEdit
 
 from bench.common import PYTHON, REPO, child_env, free_port
 from bench.heartbeat import Heartbeat
+
+
+PROFILE_ENV = "BENCH_PROFILE"
+"""When set to a path, the measured section runs under cProfile and the top entries are written there."""
+
+
+class _Profiled:
+    """cProfile of the GUI thread over a block, when BENCH_PROFILE asks for it."""
+
+    def __init__(self) -> None:
+        self.path = os.environ.get(PROFILE_ENV)
+        self.profile = cProfile.Profile() if self.path else None
+
+    def __enter__(self) -> None:
+        if self.profile is not None:
+            self.profile.enable()
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.profile is None or self.path is None:
+            return
+        self.profile.disable()
+        buffer = io.StringIO()
+        stats = pstats.Stats(self.profile, stream=buffer).strip_dirs()
+        stats.sort_stats("tottime").print_stats(30)
+        stats.sort_stats("cumulative").print_stats(40)
+        Path(self.path).write_text(buffer.getvalue(), encoding="utf-8")
 
 
 def report(**values: Any) -> None:
@@ -157,7 +187,8 @@ async def stall_load(app: QApplication, window: Any, clients: int, seconds: floa
         cwd=str(REPO), env=child_env(), stdout=subprocess.PIPE,
     )
     heartbeat.start()
-    out, _ = await load.communicate()
+    with _Profiled():
+        out, _ = await load.communicate()
     heartbeat.stop()
     await _settle(0.5)
     stats = json.loads(out.decode().strip().splitlines()[-1])
@@ -178,11 +209,12 @@ async def stall_preview(app: QApplication, window: Any, wait_s: float) -> None:
     heartbeat = Heartbeat(5)
     heartbeat.start()
     started = time.perf_counter()
-    window.preview_action.trigger()
-    deadline = time.monotonic() + wait_s
-    while not finished and time.monotonic() < deadline:
-        await asyncio.sleep(0.01)
-    await asyncio.sleep(1.5)  # rendering that follows the outcome
+    with _Profiled():
+        _preview_action(window).trigger()
+        deadline = time.monotonic() + wait_s
+        while not finished and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(1.5)  # rendering that follows the outcome
     heartbeat.stop()
     if not finished:
         raise RuntimeError("the preview did not finish")
@@ -190,6 +222,14 @@ async def stall_preview(app: QApplication, window: Any, wait_s: float) -> None:
     size = sum(len(c.data()) for c in (outcome.contents or []))
     report(max_stall_ms=heartbeat.max_stall_ms, preview_ms=(finished[0] - started) * 1000, bytes=size,
            error=outcome.error_message, stalls_over_100ms=heartbeat.stalls_over(100))
+
+
+def _preview_action(window: Any) -> QAction:
+    """The window's Read / Preview command, found as a user would: by its label."""
+    for action in window.findChildren(QAction):
+        if "preview" in action.text().lower():
+            return action
+    raise RuntimeError("the main window has no Preview action")
 
 
 def main(argv: list[str]) -> int:

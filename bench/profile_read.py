@@ -1,0 +1,71 @@
+"""Where a resources/read spends its time: cProfile of the engine's loop thread under a read loop.
+
+`python bench/profile_read.py [READS] [--clients N]` serves the benchmark project in-process (snippet
+reader in a worker, as `serve` does) and prints the loop thread's top entries by own and cumulative time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import httpx  # noqa: E402
+
+from bench.profiling import server_thread_profile  # noqa: E402
+from bench.projects import small_project  # noqa: E402
+from bench.rpc_client import RpcSession  # noqa: E402
+from bench.sdk_server import SMALL_URI  # noqa: E402
+
+
+async def _reads(url: str, count: int, clients: int) -> float:
+    async with httpx.AsyncClient(timeout=30.0) as http:
+        sessions = [RpcSession(http, url) for _ in range(clients)]
+        await asyncio.gather(*(s.initialize() for s in sessions))
+        started = time.perf_counter()
+
+        async def loop(session: RpcSession) -> None:
+            for _ in range(count // clients):
+                await session.read(SMALL_URI)
+
+        await asyncio.gather(*(loop(s) for s in sessions))
+        return time.perf_counter() - started
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("reads", nargs="?", type=int, default=400)
+    parser.add_argument("--clients", type=int, default=1)
+    parser.add_argument("--sort", default="tottime", choices=["tottime", "cumulative"])
+    args = parser.parse_args()
+    from resources_qt.project import load_project
+    from resources_qt.server import ResourceServer
+    from resources_qt.snippets import SnippetPool, bind_project
+
+    with tempfile.TemporaryDirectory() as tmp:
+        project = load_project(small_project(Path(tmp) / "small.toml"))
+    pool = SnippetPool(workers=project.server.workers, timeout=project.server.reader_timeout)
+    pool.start()
+    server = ResourceServer(bind_project(project, pool), name="profile", version="1")
+    url = server.start_http("127.0.0.1", 0)
+    out: list[str] = []
+    try:
+        asyncio.run(_reads(url, 50, 1))  # warm-up
+        with server_thread_profile(server, out, limit=30, sort=args.sort):
+            seconds = asyncio.run(_reads(url, args.reads, args.clients))
+    finally:
+        server.close()
+        pool.close()
+    print(f"{args.reads} reads with {args.clients} client(s) in {seconds:.2f} s "
+          f"({args.reads / seconds:.0f}/s, {seconds / args.reads * 1000:.2f} ms each)")
+    print(out[0])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
