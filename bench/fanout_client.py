@@ -29,7 +29,7 @@ async def main(url: str, count: int, rounds: int, uri: str) -> None:
         opened = [asyncio.Event() for _ in range(count)]
 
         async def listen(index: int, session: RpcSession) -> None:
-            headers = session._headers()  # noqa: SLF001 - same headers as its requests
+            headers = session._headers()
             headers["accept"] = "text/event-stream"
             async with http.stream("GET", url, headers=headers) as response:
                 opened[index].set()

@@ -27,7 +27,6 @@ from PySide6.QtWidgets import QApplication, QPlainTextEdit
 from bench.common import PYTHON, REPO, child_env, free_port
 from bench.heartbeat import Heartbeat
 
-
 PROFILE_ENV = "BENCH_PROFILE"
 """When set to a path, the measured section runs under cProfile and the top entries are written there."""
 
@@ -68,7 +67,7 @@ class _ExposeWatch(QObject):
         super().__init__()
         self.done = False
 
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if not self.done and event.type() == QEvent.Type.Expose and isinstance(obj, QWindow) and obj.isExposed():
             widget = next((w for w in QApplication.topLevelWidgets() if w.objectName() == "mainWindow"), None)
             if widget is not None and widget.windowHandle() is obj:

@@ -15,12 +15,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import httpx  # noqa: E402
+import httpx
 
-from bench.profiling import server_thread_profile  # noqa: E402
-from bench.projects import small_project  # noqa: E402
-from bench.rpc_client import RpcSession  # noqa: E402
-from bench.sdk_server import SMALL_URI  # noqa: E402
+from bench.profiling import server_thread_profile
+from bench.projects import small_project
+from bench.rpc_client import RpcSession
+from bench.sdk_server import SMALL_URI
 
 
 async def _reads(url: str, count: int, clients: int) -> float:

@@ -11,7 +11,17 @@ from pathlib import Path
 
 import httpx
 
-from bench.common import PYTHON, REPO, Row, child_env, free_port, median, percentile, stop_process, wait_for_port
+from bench.common import (
+    PYTHON,
+    REPO,
+    Row,
+    child_env,
+    free_port,
+    median,
+    percentile,
+    stop_process,
+    wait_for_port,
+)
 from bench.projects import small_project
 from bench.rpc_client import RpcSession
 from bench.sdk_server import SMALL_TEXT, SMALL_URI

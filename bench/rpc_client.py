@@ -107,5 +107,5 @@ class RpcSession:
         if self.session_id:
             try:
                 await asyncio.wait_for(self.client.delete(self.url, headers=self._headers()), REQUEST_TIMEOUT)
-            except (httpx.HTTPError, asyncio.TimeoutError):
+            except (TimeoutError, httpx.HTTPError):
                 pass

@@ -11,12 +11,12 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import Row, versions  # noqa: E402
+from bench.common import Row, versions
 
 BENCH = Path(__file__).resolve().parent
 SUITES: dict[str, str] = {
@@ -59,13 +59,13 @@ def table(rows: list[Row]) -> list[str]:
 
 def markdown(rows: list[Row], info: dict[str, str], quick: bool, seconds: float, notes: list[str]) -> str:
     out = ["# Benchmark results", "",
-           f"Measured {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC with `python bench/run.py"
-           f"{' --quick' if quick else ''}` in {seconds:.0f} s.", "",
-           f"Machine: {info['cpus']} CPUs, {info['platform']} ({info['machine']}); Python {info['python']}, "
+           (f"Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC with `python bench/run.py"
+           f"{' --quick' if quick else ''}` in {seconds:.0f} s."), "",
+           (f"Machine: {info['cpus']} CPUs, {info['platform']} ({info['machine']}); Python {info['python']}, "
            f"Qt {info['qt']} (PySide6 {info['pyside6']}), MCP SDK {info['mcp_sdk']}, uvicorn {info['uvicorn']}, "
-           f"httpx {info['httpx']}.", "",
-           "Side-by-side figures alternate the two systems (A B A B) in one run and report the median of the "
-           "per-pair ratios; other helpers' test runs shared this machine, so absolute times are noisy.", "",
+           f"httpx {info['httpx']}."), "",
+           ("Side-by-side figures alternate the two systems (A B A B) in one run and report the median of the "
+           "per-pair ratios; other helpers' test runs shared this machine, so absolute times are noisy."), "",
            "| benchmark | key | value | goal | verdict |", "| --- | --- | --- | --- | --- |"]
     for r in rows:
         out.append(f"| {r.label} | `{r.key}` | {_format(r.value, r.unit)} | {r.goal or '-'} | {_verdict(r)} |")

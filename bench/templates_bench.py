@@ -59,9 +59,9 @@ def build_sdk(n: int, shared_prefix: bool = False) -> ResourceManager:
 
 def sdk_lookup(manager: ResourceManager, uri: str) -> tuple[object, dict[str, str | list[str]]] | None:
     """The template half of `ResourceManager.get_resource`, verbatim minus the reader call."""
-    if (resource := manager._resources.get(uri)) is not None:  # noqa: SLF001 - the SDK's own lookup
+    if (resource := manager._resources.get(uri)) is not None:
         return resource, {}
-    for template in manager._templates.values():  # noqa: SLF001
+    for template in manager._templates.values():
         try:
             params = template.matches(uri)
         except ResourceSecurityError:

@@ -41,7 +41,7 @@ def main(path: str) -> None:
                     sent.pop(arg, None)
                 asyncio.run(server.send_resource_updated(arg))
                 with done:
-                    done.wait_for(lambda: arg in sent, timeout=30)
+                    done.wait_for(lambda uri=arg: uri in sent, timeout=30)
                     print(f"sent {arg} {sent.get(arg, -1)}", flush=True)
             elif command == "sessions":
                 print(f"sessions {len(server.sessions())} {len(server.subscribed_uris())}", flush=True)

@@ -9,11 +9,11 @@ from typing import Any
 
 import httpx
 import pytest
+from stress_client import Session
+from stress_support import scaled
 
 from resources_qt.collection import Resources
 from resources_qt.server import ResourceServer
-from stress_client import Session
-from stress_support import scaled
 
 pytestmark = pytest.mark.stress
 

@@ -11,10 +11,10 @@ import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from stress_support import scaled
 
 from resources_qt.collection import Resources
 from resources_qt.server import ResourceServer
-from stress_support import scaled
 
 pytestmark = pytest.mark.stress
 

@@ -9,10 +9,10 @@ from typing import Any
 
 import httpx
 import pytest
-
-from resources_qt.project import Project, ResourceSpec, ServerSettings, save_project
 from stress_client import RpcError, Session
 from stress_support import PYTHON, REPO, child_env, scaled
+
+from resources_qt.project import Project, ResourceSpec, ServerSettings, save_project
 
 pytestmark = pytest.mark.stress
 
@@ -70,7 +70,7 @@ async def _client(index: int, session: Session, reads: int, errors: list[str]) -
                 result = await session.call("resources/read", {"uri": f"docs://doc{k}"})
                 if result["contents"][0]["text"] != f"document {k}":
                     errors.append(f"wrong doc content {result!r}")
-        except (RpcError, httpx.HTTPError, asyncio.TimeoutError, KeyError, RuntimeError) as exc:
+        except (TimeoutError, RpcError, httpx.HTTPError, KeyError, RuntimeError) as exc:
             errors.append(f"client {index} op {j}: {type(exc).__name__}: {exc}")
 
 
@@ -140,7 +140,7 @@ async def _scenario(project: Path, clients: int, reads: int) -> dict[str, Any]:
                 await child.ask("quit")
             try:
                 await asyncio.wait_for(proc.wait(), 20)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 proc.kill()
                 await proc.wait()
 

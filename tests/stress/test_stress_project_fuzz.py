@@ -9,9 +9,9 @@ import pytest
 import tomli_w
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from stress_support import scaled
 
 from resources_qt.project import Project, ProjectError, loads_project
-from stress_support import scaled
 
 pytestmark = pytest.mark.stress
 

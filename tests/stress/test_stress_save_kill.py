@@ -9,9 +9,9 @@ import time
 from pathlib import Path
 
 import pytest
+from stress_support import PYTHON, child_env, scaled
 
 from resources_qt.project import load_project
-from stress_support import PYTHON, child_env, scaled
 
 pytestmark = pytest.mark.stress
 

@@ -10,11 +10,11 @@ from typing import Any
 
 import httpx
 import pytest
+from stress_support import free_port, scaled
 
 from resources_qt.collection import Resources
 from resources_qt.project import Project, ResourceSpec, ServerSettings
 from resources_qt.server import ResourceServer, ServerEvent, ServerFailed, ServerStopped
-from stress_support import free_port, scaled
 
 pytestmark = pytest.mark.stress
 

@@ -10,10 +10,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from stress_support import scaled
 
 from resources_qt.errors import ReaderFailedError
 from resources_qt.snippets import SnippetPool
-from stress_support import scaled
 
 pytestmark = pytest.mark.stress
 
