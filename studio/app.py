@@ -61,6 +61,7 @@ def run_app(project: str | None = None, http: str | None = None, stdio: bool = F
     import qasync
     from PySide6.QtWidgets import QApplication
 
+    from resources_qt.qt.gc_guard import GuiThreadCollector
     from studio.icons import icon
     from studio.main_window import MainWindow
 
@@ -71,6 +72,9 @@ def run_app(project: str | None = None, http: str | None = None, stdio: bool = F
     app.setApplicationDisplayName("Resource Studio")
     app.setWindowIcon(icon("app"))
     app.setQuitOnLastWindowClosed(True)
+    # The server and pool threads must never run a collection that frees a widget.
+    collector = GuiThreadCollector(app)
+    collector.install()
 
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
@@ -88,5 +92,6 @@ def run_app(project: str | None = None, http: str | None = None, stdio: bool = F
             loop.run_until_complete(closed.wait())
     finally:
         window.shutdown()
+        collector.uninstall()
         asyncio.set_event_loop(None)
     return 0

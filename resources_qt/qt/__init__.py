@@ -13,12 +13,16 @@ if TYPE_CHECKING:
     from resources_qt.server.events import SessionInfo, TrafficEntry
     from resources_qt.server.reading import PreviewOutcome
 
-__all__ = ["PreviewOutcome", "ServerController", "SessionInfo", "TrafficEntry"]
+__all__ = ["GuiThreadCollector", "PreviewOutcome", "ServerController", "SessionInfo", "TrafficEntry"]
 
 
 def __getattr__(name: str) -> object:
     # Lazy, so that importing resources_qt.qt.compat (the studio does, first
     # thing) does not pull in the engine.
+    if name == "GuiThreadCollector":
+        from resources_qt.qt.gc_guard import GuiThreadCollector
+
+        return GuiThreadCollector
     if name == "ServerController":
         from resources_qt.qt.controller import ServerController
 
