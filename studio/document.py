@@ -278,7 +278,7 @@ class ProjectDocument(QObject):
         return cached
 
     def invalid_names(self) -> list[str]:
-        """Resources with errors, in project order (e.g. to warn before saving: the loader rejects them)."""
+        """Resources with errors, in project order: saved as written, but neither served nor accepted by `serve`."""
         return [name for name in self.names() if self.errors(name)]
 
     def is_valid(self, name: str) -> bool:
@@ -291,7 +291,8 @@ class ProjectDocument(QObject):
 
     def load(self, path: str | Path) -> None:
         """Open a project file; raises `ProjectError` and keeps the current project on failure."""
-        project = load_project(path)
+        # Work in progress opens as written; its errors are marked, not refused.
+        project = load_project(path, strict=False)
         self.set_project(project, Path(path))
 
     def save(self, path: str | Path | None = None) -> Path:

@@ -92,7 +92,7 @@ class MainWindow(QMainWindow):
         self.editor = ResourceEditor(self.document)
         self.files = ProjectFiles(
             self.document, settings=self.settings, recovery=self.recovery, prompts=prompts,
-            before_save=self.editor.flush, parent=self,
+            flush_edits=self.editor.flush, parent=self,
         )  # fmt: skip
         self.autosaver = self.files.autosaver
 

@@ -41,7 +41,7 @@ class ProjectFiles(QObject):
         settings: StudioSettings,
         recovery: RecoveryStore,
         prompts: Prompts,
-        before_save: Callable[[], None] = lambda: None,
+        flush_edits: Callable[[], None] = lambda: None,
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
@@ -49,7 +49,7 @@ class ProjectFiles(QObject):
         self.settings = settings
         self.recovery = recovery
         self.prompts = prompts
-        self._before_save = before_save
+        self._flush_edits = flush_edits
         self._example_name = ""
         self.autosaver = Autosaver(recovery, self.snapshot, interval_s=settings.autosave_seconds(),
                                    parent=self)  # fmt: skip
@@ -137,7 +137,7 @@ class ProjectFiles(QObject):
 
     def _restore(self, candidate: RecoveryCandidate, path: Path | None) -> bool:
         try:
-            project = loads_project(candidate.text, source=str(candidate.recovery_path))
+            project = loads_project(candidate.text, source=str(candidate.recovery_path), strict=False)
         except ProjectError as exc:
             self.prompts.report_error("Cannot restore the recovered work", exc.message)
             return False
@@ -172,7 +172,7 @@ class ProjectFiles(QObject):
         return self._save_to(Path(path))
 
     def _save_to(self, path: Path) -> bool:
-        self._before_save()
+        self._flush_edits()
         previous = self.document.path
         try:
             written = self.document.save(path)
@@ -185,11 +185,20 @@ class ProjectFiles(QObject):
         self.settings.add_recent_file(written)
         self.settings.set_last_project(written)
         self._set_example_name("")
-        self.message_posted.emit(f"Saved {written}", 4000)
+        invalid = self.document.invalid_names()
+        if invalid:
+            # Saved as written so nothing is lost; `serve` refuses the file until fixed.
+            self.message_posted.emit(
+                f"Saved {written}; {len(invalid)} resource(s) with errors are not served: {', '.join(invalid)}", 10000
+            )
+        else:
+            self.message_posted.emit(f"Saved {written}", 4000)
         return True
 
     def maybe_save(self) -> bool:
         """Ask about unsaved changes; True when it is fine to go on (saved or discarded)."""
+        # Typing still inside the editor's debounce counts as a change too.
+        self._flush_edits()
         if not self.document.is_dirty:
             return True
         choice = self.prompts.ask_unsaved(self.label())

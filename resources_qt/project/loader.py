@@ -38,8 +38,13 @@ class _FieldError(ValidationError):
         self.key = key
 
 
-def load_project(path: str | os.PathLike[str]) -> Project:
+def load_project(path: str | os.PathLike[str], *, strict: bool = True) -> Project:
     """Read and validate a project file.
+
+    With `strict=False` a resource that could not serve (no name, no or two
+    addresses, an invalid template, a duplicate...) is loaded as written, so
+    the studio can open work in progress and mark it; the file must still be
+    well-formed TOML of this format with keys of the right types.
 
     Raises:
         ProjectError: the file is missing, unreadable, not TOML, of an
@@ -53,12 +58,12 @@ def load_project(path: str | os.PathLike[str]) -> Project:
         raise ProjectError("no such project file", source=str(path)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ProjectError(f"cannot read the project file: {exc}", source=str(path)) from exc
-    project = loads_project(text, source=str(path))
+    project = loads_project(text, source=str(path), strict=strict)
     project.path = path
     return project
 
 
-def loads_project(text: str, *, source: str = "<project>") -> Project:
+def loads_project(text: str, *, source: str = "<project>", strict: bool = True) -> Project:
     """Parse and validate project TOML; see `load_project`. Nothing is returned unless all of it is valid."""
     try:
         data = tomllib.loads(text)
@@ -69,15 +74,16 @@ def loads_project(text: str, *, source: str = "<project>") -> Project:
         raise ProjectError(f"invalid TOML: {message}", source=source, line=line) from exc
     except RecursionError as exc:
         raise ProjectError("invalid TOML: nested too deeply", source=source) from exc
-    return _Loader(text, source).parse(data)
+    return _Loader(text, source, strict=strict).parse(data)
 
 
 class _Loader:
     """Turns parsed TOML into a `Project`, pointing errors at the offending line."""
 
-    def __init__(self, text: str, source: str) -> None:
+    def __init__(self, text: str, source: str, *, strict: bool) -> None:
         self._text = text
         self._source = source
+        self._strict = strict
         self._where: _Locations | None = None
 
     @property
@@ -127,6 +133,9 @@ class _Loader:
         keys: dict[str, int] = {}
         for index, raw in enumerate(raw_resources):
             spec = self._resource(index, raw)
+            resources.append(spec)
+            if not self._strict:
+                continue
             label = f"resource {spec.name!r}"
             if spec.name in names:
                 raise self.fail(
@@ -143,7 +152,6 @@ class _Loader:
                 )
             names[spec.name] = index
             keys[spec.key] = index
-            resources.append(spec)
         return Project(server=server, prelude=prelude, resources=resources)
 
     def _server(self, raw: Any) -> ServerSettings:
@@ -160,7 +168,7 @@ class _Loader:
         if isinstance(raw, dict) and isinstance(raw.get("name"), str) and raw["name"].strip():
             label = f"resource {raw['name']!r}"
         try:
-            return _parse_resource(raw)
+            return _parse_resource(raw, strict=self._strict)
         except ValidationError as exc:
             key = exc.key if isinstance(exc, _FieldError) else None
             # The model's messages name the resource too; say it once.
@@ -227,7 +235,16 @@ def _str_list(value: Any, key: str, what: str | None = None) -> list[str]:
     return list(items)
 
 
-def _parse_resource(raw: Any) -> ResourceSpec:
+def _parse_resource(raw: Any, *, strict: bool = True) -> ResourceSpec:
+    """Read one `[[resources]]` table; `strict` also checks it is a declaration that can serve."""
+    spec = _read_resource(raw)
+    if strict:
+        _check_resource(spec)
+    return spec
+
+
+def _read_resource(raw: Any) -> ResourceSpec:
+    """The entry's keys with their types checked: what the file says, servable or not."""
     if not isinstance(raw, dict):
         raise ValidationError(f"a [[resources]] entry must be a table, not {_type_name(raw)}")
     data: dict[str, Any] = raw
@@ -241,6 +258,25 @@ def _parse_resource(raw: Any) -> ResourceSpec:
     for key in ("name", "title", "description", "uri", "uri_template", "mime_type", "complete", "reader"):
         if key in data:
             setattr(spec, key, _expect(data[key], str, key))
+    if "size" in data:
+        spec.size = _expect(data["size"], int, "size")
+    if "samples" in data:
+        spec.samples = _str_list(data["samples"], "samples")
+    spec.icons = [_parse_icon(item) for item in _expect(data.get("icons", []), list, "icons")]
+    if "annotations" in data:
+        spec.annotations = _parse_annotations(_expect(data["annotations"], dict, "annotations"))
+    if "completions" in data:
+        table = _expect(data["completions"], dict, "completions")
+        spec.completions = {
+            name: _str_list(values, "completions", f"completions.{name}") for name, values in table.items()
+        }
+    if "cache" in data:
+        spec.cache = _parse_cache(_expect(data["cache"], dict, "cache"))
+    return spec
+
+
+def _check_resource(spec: ResourceSpec) -> None:
+    """Raise for the first reason the declaration could not serve, pointed at its key."""
     if not spec.name.strip():
         raise _FieldError("name", "name must not be empty")
     if spec.uri and spec.uri_template:
@@ -253,41 +289,28 @@ def _parse_resource(raw: Any) -> ResourceSpec:
             ResourceSpec(name=spec.name, uri=spec.uri).to_resource(placeholder_reader).validate()
         except ValidationError as exc:
             raise _FieldError("uri", exc.message) from exc
+    variables: tuple[str, ...] = ()
     if spec.uri_template:
         try:
-            compiled = compile_template(spec.uri_template)
+            variables = compile_template(spec.uri_template).variable_names
         except ValidationError as exc:
             raise _FieldError("uri_template", exc.message) from exc
-    if "size" in data:
-        spec.size = _expect(data["size"], int, "size")
-        if spec.size < 0:
-            raise _FieldError("size", f"size must not be negative, not {spec.size}")
-    if "samples" in data:
-        spec.samples = _str_list(data["samples"], "samples")
-        if any(not sample.strip() for sample in spec.samples):
-            raise _FieldError("samples", "a sample URI is empty")
-    spec.icons = [_parse_icon(item) for item in _expect(data.get("icons", []), list, "icons")]
-    if "annotations" in data:
-        spec.annotations = _parse_annotations(_expect(data["annotations"], dict, "annotations"))
-    if "completions" in data:
-        table = _expect(data["completions"], dict, "completions")
-        spec.completions = {
-            name: _str_list(values, "completions", f"completions.{name}") for name, values in table.items()
-        }
+    if spec.size is not None and spec.size < 0:
+        raise _FieldError("size", f"size must not be negative, not {spec.size}")
+    if any(not sample.strip() for sample in spec.samples):
+        raise _FieldError("samples", "a sample URI is empty")
+    if spec.completions:
         if not spec.uri_template:
             raise _FieldError("completions", "completions need a uri_template")
-        unknown = set(spec.completions) - set(compiled.variable_names)
+        unknown = set(spec.completions) - set(variables)
         if unknown:
             raise _FieldError(
                 "completions",
                 f"completions name unknown variable(s) {', '.join(sorted(unknown))} "
-                f"(the template has {', '.join(compiled.variable_names)})",
+                f"(the template has {', '.join(variables)})",
             )
-    if "cache" in data:
-        spec.cache = _parse_cache(_expect(data["cache"], dict, "cache"))
     # Anything the checks above missed, in the builder's words.
     spec.validate()
-    return spec
 
 
 def _parse_icon(raw: Any) -> Icon:

@@ -525,3 +525,46 @@ def test_save_needs_a_path_and_creates_folders(tmp_path: Path) -> None:
     assert save_project(project, target) == target and project.path == target
     assert target.read_text(encoding="utf-8") == ISSUE_EXAMPLE
     assert stat.S_IMODE(target.stat().st_mode) & 0o600 == 0o600
+
+
+WORK_IN_PROGRESS = """format = 1
+
+[server]
+name = "wip"
+
+[[resources]]
+name = "half_done"
+mime_type = "text/plain"
+
+[[resources]]
+name = "twin"
+uri = "a://x"
+
+[[resources]]
+name = "twin"
+uri_template = "a://{broken"
+"""
+
+
+def test_strict_loading_refuses_work_in_progress() -> None:
+    with pytest.raises(ProjectError, match="half_done"):
+        loads_project(WORK_IN_PROGRESS, source="wip.toml")
+
+
+def test_lenient_loading_keeps_work_in_progress_as_written() -> None:
+    project = loads_project(WORK_IN_PROGRESS, source="wip.toml", strict=False)
+    assert [(r.name, r.uri, r.uri_template) for r in project.resources] == [
+        ("half_done", "", ""),
+        ("twin", "a://x", ""),
+        ("twin", "", "a://{broken"),
+    ]
+    with pytest.raises(ValidationError):
+        project.validate()
+    assert dumps_project(project) == WORK_IN_PROGRESS
+
+
+def test_lenient_loading_still_refuses_what_it_cannot_represent() -> None:
+    with pytest.raises(ProjectError, match="size"):
+        loads_project('format = 1\n[[resources]]\nname = "a"\nsize = "big"\n', strict=False)
+    with pytest.raises(ProjectError, match="unknown key"):
+        loads_project('format = 1\n[[resources]]\nname = "a"\nurl = "x://y"\n', strict=False)

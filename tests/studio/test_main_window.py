@@ -2,100 +2,21 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QPlainTextEdit, QPushButton, QSpinBox, QTableView
-from studio_client import BackgroundClient
 
 from resources_qt.project import (
-    Project,
-    ResourceSpec,
-    ServerSettings,
     dumps_project,
     load_project,
-    save_project,
 )
 from studio.main_window import MainWindow, UnsavedChoice
 from studio.recovery import RecoveryStore
-from studio.settings import StudioSettings
 
 WAIT_MS = 15_000
 
 # resources/subscribe is deprecated at 2026-07-28; the legacy client uses it on purpose.
 pytestmark = pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
-
-
-def desk_project() -> Project:
-    return Project(
-        server=ServerSettings(name="Test Desk", notifications=True, subscriptions=True, reader_timeout=10.0),
-        prelude="GREETING = 'hello'\n",
-        resources=[
-            ResourceSpec(
-                name="readme",
-                title="Read me",
-                uri="docs://readme",
-                mime_type="text/markdown",
-                reader="def read(uri, params):\n    return f'# {GREETING} from {uri}'\n",
-            ),
-            ResourceSpec(
-                name="ticket",
-                uri_template="tickets://{id}",
-                mime_type="application/json",
-                samples=["tickets://7"],
-                completions={"id": ["7", "8"]},
-                reader="def read(uri, params):\n    return {'id': params['id'], 'status': 'open'}\n",
-            ),
-        ],
-    )
-
-
-@pytest.fixture
-def project_file(tmp_path: Path) -> Path:
-    return save_project(desk_project(), tmp_path / "desk.toml")
-
-
-@pytest.fixture
-def connect(qtbot):
-    """Connects background SDK clients; disconnects them at the end whatever happened."""
-    clients: list[BackgroundClient] = []
-
-    def make(url: str) -> BackgroundClient:
-        client = BackgroundClient(url)
-        clients.append(client)
-        connected = client.start()
-        qtbot.waitUntil(connected.done, timeout=WAIT_MS)
-        connected.result()
-        return client
-
-    yield make
-    for client in clients:
-        left = client.close()
-        qtbot.waitUntil(left.done, timeout=WAIT_MS)
-        client.join()
-
-
-@pytest.fixture
-def make_window(qtbot, tmp_path):
-    windows: list[MainWindow] = []
-    errors: list[tuple[str, str]] = []
-
-    def make(**options) -> MainWindow:
-        options.setdefault("ask_unsaved", lambda label: UnsavedChoice.DISCARD)
-        options.setdefault("ask_restore", lambda candidate: False)
-        options.setdefault("report_error", lambda title, message: errors.append((title, message)))
-        window = MainWindow(
-            settings=StudioSettings(tmp_path / "settings.ini"), recovery=RecoveryStore(tmp_path / "recovery"), **options
-        )
-        window.errors = errors
-        qtbot.addWidget(window)
-        windows.append(window)
-        return window
-
-    yield make
-    for window in windows:
-        window.shutdown()
 
 
 def find(window: MainWindow, kind, name: str):
@@ -363,9 +284,9 @@ def test_preview_variables_are_completed_by_the_completion_snippet(make_window, 
     assert window.editor.preview.uri == "tickets://10"
 
 
-def test_untitled_work_is_offered_back_at_start_up(make_window, tmp_path):
+def test_untitled_work_is_offered_back_at_start_up(make_window, project_file, tmp_path):
     store = RecoveryStore(tmp_path / "recovery")
-    text = dumps_project(desk_project())
+    text = project_file.read_text(encoding="utf-8")
     store.write(None, text)
     window = make_window(ask_restore=lambda candidate: candidate.project_path is None)
     window.open_initial(None)

@@ -59,7 +59,7 @@ def test_copy_url_puts_the_url_on_the_clipboard(panel, qtbot):
 
 
 def test_sessions_table_follows_sessions_and_subscriptions(panel):
-    widget, model = panel
+    _widget, model = panel
     model.add_session(session("s-1"))
     model.add_session(session("s-2", client="claude", subscriptions={"docs://a"}))
     assert model.rowCount() == 2
