@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import hmac
 import ipaddress
 import logging
@@ -120,7 +121,10 @@ def build_app(
 def bind_socket(host: str, port: int) -> socket.socket:
     """Bind and listen before uvicorn starts, so a busy port fails in the caller's thread."""
     family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # proto must say TCP: asyncio sets TCP_NODELAY on accepted connections only
+    # then, and without it Nagle holds the SSE answer's last write until the
+    # client's delayed ACK, 40 ms per read (bench/analysis.md).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host.strip("[]"), port))
@@ -128,7 +132,7 @@ def bind_socket(host: str, port: int) -> socket.socket:
         sock.setblocking(False)
     except OSError as exc:
         sock.close()
-        if exc.errno in (98, 48, 10048):  # EADDRINUSE on Linux, macOS, Windows
+        if exc.errno == errno.EADDRINUSE:
             raise OSError(exc.errno, f"Port {port} on {host} is already in use") from exc
         raise OSError(exc.errno, f"Cannot listen on {host}:{port}: {exc.strerror}") from exc
     return sock
