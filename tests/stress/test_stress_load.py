@@ -75,9 +75,10 @@ async def _client(index: int, session: Session, reads: int, errors: list[str]) -
 
 
 async def _scenario(project: Path, clients: int, reads: int) -> dict[str, Any]:
+    log = (project.parent / "server.log").open("wb")
     proc = await asyncio.create_subprocess_exec(
         PYTHON, str(CHILD), str(project), cwd=str(REPO), env=child_env(),
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=log,
     )
     child = Child(proc)
     try:
@@ -85,7 +86,10 @@ async def _scenario(project: Path, clients: int, reads: int) -> dict[str, Any]:
         first = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode().split()
         assert first and first[0] == "url", first
         url = first[1]
-        limits = httpx.Limits(max_connections=2 * clients + 8, max_keepalive_connections=2 * clients + 8)
+        # Idle pooled connections expire on our side first: uvicorn closes a keep-alive connection after
+        # 5 s idle, httpx's default expiry is also 5 s, and a request sent into that race gets a ReadError.
+        limits = httpx.Limits(max_connections=2 * clients + 8, max_keepalive_connections=2 * clients + 8,
+                              keepalive_expiry=2.0)
         async with httpx.AsyncClient(limits=limits, timeout=httpx.Timeout(20.0, read=None)) as http:
             sessions = [Session(http, url) for _ in range(clients)]
             for i, session in enumerate(sessions):
@@ -143,12 +147,14 @@ async def _scenario(project: Path, clients: int, reads: int) -> dict[str, Any]:
             except TimeoutError:
                 proc.kill()
                 await proc.wait()
+        log.close()
 
 
 def test_load_reads_with_subscriptions(tmp_path: Path) -> None:
     clients, reads = scaled(8, 32), scaled(100, 2000)
     outcome = asyncio.run(_scenario(_project(tmp_path / "load.toml"), clients, reads))
-    assert outcome["errors"] == [], outcome["errors"][:10]
+    server_log = (tmp_path / "server.log").read_text(errors="replace")[-3000:]
+    assert outcome["errors"] == [], (outcome["errors"][:10], server_log)
     assert all(n > 0 for n in outcome["sent"].values()), outcome["sent"]
     assert [r for r in outcome["recipients"] if r[1] != r[2]] == [], "an update missed a subscriber"
     assert all(v == 0 for v in outcome["lost"].values()), f"lost updates per client: {outcome['lost']}"
