@@ -13,7 +13,7 @@ import mcp_types as types
 from mcp.shared.uri_template import UriTemplate
 
 from resources_qt.content import ResourceContent, to_contents
-from resources_qt.errors import ReaderFailedError, ReaderMissingError, ResourceError, ValidationError
+from resources_qt.errors import ReaderFailedError, ReaderMissingError, ValidationError
 from resources_qt.templates import CompiledTemplate, compile_template
 
 if TYPE_CHECKING:
@@ -172,6 +172,7 @@ class Resource:
         self._compiled: CompiledTemplate | None = None
         self._reader: Reader | None = None
         self._arity = 2
+        self._is_async = False
         self.name = name
         self.uri = uri
         self.uri_template = uri_template
@@ -214,6 +215,9 @@ class Resource:
         if fn is not None and not callable(fn):
             raise ValidationError(f"Reader must be callable, not {type(fn).__name__}")
         self._arity = _reader_arity(fn) if fn is not None else 2
+        self._is_async = fn is not None and (
+            inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__)
+        )
         self._reader = fn
 
     @property
@@ -280,6 +284,9 @@ class Resource:
     async def read(self, uri: str, params: Mapping[str, Any] | None = None) -> list[ResourceContent]:
         """Call the reader for the concrete `uri` and convert its result.
 
+        A plain (non-async) reader runs in a worker thread, so a slow one
+        does not hold up the event loop, and with it every other session.
+
         Raises:
             ReaderMissingError: no reader is assigned (-32603).
             ReaderFailedError: the reader raised (its message wrapped) or
@@ -290,10 +297,11 @@ class Resource:
             raise ReaderMissingError(f"Resource {self.name!r} has no reader", data={"uri": uri})
         args: tuple[Any, ...] = (uri,) if self._arity == 1 else (uri, dict(params or {}))
         try:
-            result = reader(*args)
+            result = reader(*args) if self._is_async else await asyncio.to_thread(reader, *args)
             if inspect.isawaitable(result):
                 result = await result
-        except ResourceError:
+        except (ReaderFailedError, ReaderMissingError):
+            # Already in the contract's words (the snippet pool raises these).
             raise
         except asyncio.CancelledError:
             raise

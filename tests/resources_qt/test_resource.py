@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,7 +22,6 @@ from resources_qt import (
     ResourceNotFoundError,
     ValidationError,
 )
-from resources_qt.errors import RESOURCE_NOT_FOUND, ResourceError
 
 
 def read(resource: Resource, uri: str, params: Mapping[str, Any] | None = None) -> list[ResourceContent]:
@@ -115,18 +115,54 @@ def test_none_from_a_reader_is_the_generic_failure() -> None:
         read(template(lambda uri: None), "tickets://3/attachment")
 
 
-def test_resource_errors_from_a_reader_keep_their_code() -> None:
-    # A reader may report "no such record" itself, or trip over the content rules.
+def test_resource_errors_raised_inside_a_reader_are_reader_failures() -> None:
+    # The seed contract: whatever a reader raises is -32000 with its message
+    # wrapped; a -32002 or -32602 from inside a reader would misreport a
+    # reader bug as a lookup or declaration problem.
     def missing(uri: str) -> str:
         raise ResourceNotFoundError(uri)
 
-    with pytest.raises(ResourceError) as caught:
+    with pytest.raises(ReaderFailedError) as caught:
         read(template(missing), "tickets://404/attachment")
-    assert caught.value.code == RESOURCE_NOT_FOUND
+    assert caught.value.code == OPERATION_FAILED
+    assert "Resource not found: tickets://404/attachment" in caught.value.message
+    assert caught.value.data == {"uri": "tickets://404/attachment"}
 
-    with pytest.raises(ValidationError) as invalid:
+    with pytest.raises(ReaderFailedError) as invalid:
         read(template(lambda uri: ResourceContent.from_blob(uri, "image/png", "")), "tickets://1/attachment")
-    assert invalid.value.code == -32602
+    assert invalid.value.code == OPERATION_FAILED
+    assert "is empty" in invalid.value.message
+
+
+def test_reader_failures_in_the_contract_words_pass_through() -> None:
+    def failed(uri: str) -> str:
+        raise ReaderFailedError("snippet timed out", data={"uri": uri, "reason": "timeout"})
+
+    with pytest.raises(ReaderFailedError) as caught:
+        read(template(failed), "tickets://1/attachment")
+    assert caught.value.message == "snippet timed out"
+    assert caught.value.data == {"uri": "tickets://1/attachment", "reason": "timeout"}
+
+
+def test_a_slow_plain_reader_does_not_hold_up_the_event_loop() -> None:
+    started, release = threading.Event(), threading.Event()
+
+    def slow(uri: str) -> str:
+        started.set()
+        release.wait(5)
+        return "slow"
+
+    async def both() -> tuple[str, str]:
+        slow_read = asyncio.ensure_future(template(slow).read("tickets://1/attachment"))
+        while not started.is_set():
+            await asyncio.sleep(0.01)
+        fast = await template(lambda uri: "fast").read("tickets://2/attachment")
+        # The fast read finished while the slow one is still blocked.
+        assert not slow_read.done()
+        release.set()
+        return fast[0].text or "", (await slow_read)[0].text or ""
+
+    assert asyncio.run(both()) == ("fast", "slow")
 
 
 def test_cancellation_is_not_turned_into_a_failure() -> None:
