@@ -11,7 +11,7 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def _first_block() -> list[str]:
-    found = re.search(r"```bash\n(.*?)```", README, re.S)
+    found = re.search(r"```bash\n(.*?)```", README, re.DOTALL)
     assert found is not None
     return [line for line in found.group(1).splitlines() if line.strip()]
 
@@ -30,7 +30,7 @@ def test_ci_runs_the_readme_test_command() -> None:
 
 
 def test_library_example_runs() -> None:
-    found = re.search(r"## The library.*?```python\n(.*?)```", README, re.S)
+    found = re.search(r"## The library.*?```python\n(.*?)```", README, re.DOTALL)
     assert found is not None
     # Port 0: the example's fixed port may be taken on a shared machine.
     code = found.group(1).replace("port=8765", "port=0")
