@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import pstats
 import sys
 import tempfile
 import time
@@ -54,9 +55,10 @@ def main() -> int:
     server = ResourceServer(bind_project(project, pool), name="profile", version="1")
     url = server.start_http("127.0.0.1", 0)
     out: list[str] = []
+    stats: list[pstats.Stats] = []
     try:
         asyncio.run(_reads(url, 50, 1))  # warm-up
-        with server_thread_profile(server, out, limit=30, sort=args.sort):
+        with server_thread_profile(server, out, limit=30, sort=args.sort, keep=stats):
             seconds = asyncio.run(_reads(url, args.reads, args.clients))
     finally:
         server.close()
@@ -64,6 +66,13 @@ def main() -> int:
     print(f"{args.reads} reads with {args.clients} client(s) in {seconds:.2f} s "
           f"({args.reads / seconds:.0f}/s, {seconds / args.reads * 1000:.2f} ms each)")
     print(out[0])
+    print("Per read, cumulative, for the engine's own functions and the SDK's request entry points:")
+    rows = []
+    for (path, line, name), (_cc, calls, _tt, cumulative, _callers) in stats[0].stats.items():  # type: ignore[attr-defined]
+        if "resources_qt" in path or name in ("_handle_post_request", "run_asgi", "_on_request"):
+            rows.append((cumulative, path.split("site-packages/")[-1].split("resources_qt/")[-1], line, name, calls))
+    for cumulative, path, line, name, calls in sorted(rows, reverse=True)[:20]:
+        print(f"{cumulative / args.reads * 1000:8.3f} ms  {path}:{line} {name} (x{calls})")
     return 0
 
 

@@ -19,7 +19,9 @@ async def _disable(profile: cProfile.Profile) -> None:
 
 
 @contextmanager
-def server_thread_profile(server: Any, out: list[str], limit: int = 25, sort: str = "tottime") -> Iterator[None]:
+def server_thread_profile(
+    server: Any, out: list[str], limit: int = 25, sort: str = "tottime", keep: list[pstats.Stats] | None = None
+) -> Iterator[None]:
     """Profile everything the server's loop thread runs inside the block; appends the report to `out`."""
     profile = cProfile.Profile()
     future = server.submit(_enable(profile))
@@ -33,5 +35,7 @@ def server_thread_profile(server: Any, out: list[str], limit: int = 25, sort: st
             future.result(10)
         buffer = io.StringIO()
         stats = pstats.Stats(profile, stream=buffer)
+        if keep is not None:
+            keep.append(pstats.Stats(profile))
         stats.strip_dirs().sort_stats(sort).print_stats(limit)
         out.append(buffer.getvalue())
