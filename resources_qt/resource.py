@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import inspect
+import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast
@@ -139,6 +140,9 @@ def _reader_arity(reader: Reader) -> int:
     raise ValidationError("A reader takes the URI, or the URI and the template parameters")
 
 
+_UNSAFE_URI_CHAR = re.compile(r"[\s\x00-\x1f\x7f]")
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+
 _IDENTITY = frozenset({"name", "uri", "uri_template"})
 
 
@@ -250,6 +254,18 @@ class Resource:
             raise ValidationError(f"{label} needs a URI or a URI template")
         if self.uri and not self.uri.strip():
             raise ValidationError(f"{label}: URI must not be blank")
+        for kind, value in (("URI", self.uri), ("URI template", self.uri_template)):
+            bad = _UNSAFE_URI_CHAR.search(value)
+            if bad:
+                raise ValidationError(
+                    f"{label}: {kind} {value!r} contains {bad.group()!r} at character {bad.start() + 1}; "
+                    "spaces and control characters must be percent-encoded (a space is %20)"
+                )
+        if self.uri and not _SCHEME.match(self.uri):
+            # MCP lists a resource's uri as an absolute URI, so a client needs the scheme.
+            raise ValidationError(
+                f"{label}: URI {self.uri!r} has no scheme; write it as scheme:..., e.g. config://app/{self.uri}"
+            )
         if not self.uri_template and UriTemplate.is_template(self.uri):
             # Braces are not legal in a URI; this is a template declared in the wrong list.
             raise ValidationError(

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from hypothesis import given, settings
@@ -214,7 +215,7 @@ def test_odd_strings_round_trip_exactly(odd: str) -> None:
                 name="r" + odd,
                 title=odd,
                 description=odd,
-                uri="x://" + odd,
+                uri="x://" + quote(odd, safe=""),  # a URI cannot hold spaces or controls
                 mime_type=odd,
                 samples=[odd or "x"],
                 reader=odd,
@@ -258,8 +259,8 @@ def projects(draw: st.DrawFn) -> Project:
                 name=name,
                 title=draw(ODD_TEXT),
                 description=draw(ODD_TEXT),
-                # A brace pair would make the URI a template, which a direct resource refuses.
-                uri="" if template else f"x://{index}/" + draw(ODD_TEXT.filter(lambda s: "{" not in s)),
+                # Percent-encoded: a direct URI refuses braces, spaces and control characters.
+                uri="" if template else f"x://{index}/" + quote(draw(ODD_TEXT), safe=""),
                 uri_template=f"x://{index}/{{id}}" if template else "",
                 mime_type=draw(ODD_TEXT),
                 samples=draw(st.lists(NAME, max_size=2)),

@@ -189,6 +189,11 @@ def test_validate_names_each_problem() -> None:
         ),
         "size must be an int": Resource(name="n", uri="x://1", reader=ok, size="9"),  # type: ignore[arg-type]
         "uri must be a str": Resource(name="n", uri=5, reader=ok),  # type: ignore[arg-type]
+        "contains ' ' at character 5; spaces and control characters must be percent-encoded": Resource(
+            name="n", uri="x:/a b", reader=ok
+        ),
+        "URI template 'x://{a}\\tb' contains '\\t'": Resource(name="n", uri_template="x://{a}\tb", reader=ok),
+        "URI 'readme' has no scheme; write it as scheme:...": Resource(name="n", uri="readme", reader=ok),
     }
     for message, resource in cases.items():
         with pytest.raises(ValidationError) as caught:
