@@ -158,7 +158,7 @@ class MainWindow(QMainWindow):
         self.status_label = QLabel(objectName="serverStatus")
         self.status_label.setToolTip("Server state")
         self.errors_label = QLabel(objectName="errorStatus")
-        self.errors_label.setToolTip("Resources with errors are not served until they are fixed")
+        self.errors_label.setToolTip("Resources whose form or snippet has errors")
         self.errors_label.setStyleSheet("color: #b71c1c;")
         self.status_icon = QLabel(objectName="serverStatusIcon")
         self.statusBar().addPermanentWidget(self.errors_label)
@@ -351,9 +351,15 @@ class MainWindow(QMainWindow):
             token=self.server_panel.token_edit.text().strip() or None,
             project_path=self.document.path,
         )
-        invalid = self.sync.held_back()
-        self.errors_label.setText(f"{len(invalid)} with errors (not served)" if invalid else "")
-        self.errors_label.setToolTip("Not served until fixed:\n" + "\n".join(invalid[:20]) if invalid else "")
+        held, failing = self.sync.held_back(), self.sync.failing()
+        parts = ([f"{len(held)} with errors (not served)"] if held else []) + (
+            [f"{len(failing)} with snippet errors (failing)"] if failing else []
+        )
+        self.errors_label.setText(" · ".join(parts))
+        tips = (["Not served until the form is fixed (the last valid one is):", *held[:20]] if held else []) + (
+            ["Served, but reads fail with the snippet's error:", *failing[:20]] if failing else []
+        )
+        self.errors_label.setToolTip("\n".join(tips))
         self._refresh_server_status()
 
     # -- slots: document and views -----------------------------------------------------

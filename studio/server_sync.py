@@ -1,4 +1,4 @@
-"""Keeps the served catalogue equal to the document's valid resources; nothing invalid reaches the server."""
+"""Keeps the served catalogue equal to the document's declarations; no invalid declaration reaches the server."""
 
 from __future__ import annotations
 
@@ -19,8 +19,11 @@ __all__ = ["ServerSync"]
 class ServerSync(QObject):
     """Forwards document edits to the facade (`apply_project`, `apply_resource`, `set_prelude`).
 
-    A spec with errors is held back; the server keeps serving its last valid
-    version until the user fixes it, so a half-typed edit never breaks a client.
+    A spec whose declaration (form) has errors is held back; the server keeps
+    its last valid declaration until the user fixes it, so a half-typed URI or
+    name never breaks a client. A snippet error does not hold a spec back: the
+    broken snippet is served, and its reads answer -32000 naming the compile
+    error and its line, rather than silently serving the old reader.
 
     Signals:
         apply_failed(str message): the facade refused an edit (it stays unserved).
@@ -46,13 +49,18 @@ class ServerSync(QObject):
         return sorted(spec.name for spec in self._served.values())
 
     def held_back(self) -> list[str]:
-        """Document resources whose current version is not served because it has errors."""
-        return [name for name in self._document.names() if not self._document.is_valid(name)]
+        """Document resources whose current declaration is not served because the form has errors."""
+        return [name for name in self._document.names() if not self._servable(name)]
+
+    def failing(self) -> list[str]:
+        """Served resources whose reads fail because a snippet has errors (compile error, no reader)."""
+        document = self._document
+        return [name for name in document.names() if self._servable(name) and document.snippet_errors(name)]
 
     def valid_project(self) -> Project:
         project = self._document.project
         document = self._document
-        specs = [document.spec(name) for name in document.names() if document.is_valid(name)]
+        specs = [document.spec(name) for name in document.names() if self._servable(name)]
         return Project(server=replace(project.server), prelude=project.prelude,
                        resources=[s for s in specs if s is not None], path=project.path)  # fmt: skip
 
@@ -102,8 +110,11 @@ class ServerSync(QObject):
         spec = self._document.peek(name)
         return spec.key if spec is not None else None
 
+    def _servable(self, name: str) -> bool:
+        return self._document.peek(name) is not None and not self._document.form_errors(name)
+
     def _sync(self, name: str) -> None:
-        if not self._document.is_valid(name):
+        if not self._servable(name):
             return  # keep the last valid version (if any) on the server
         spec = self._document.spec(name)
         served = self._served.get(name)

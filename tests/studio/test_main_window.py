@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from mcp.shared.exceptions import MCPError
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QPlainTextEdit, QPushButton, QSpinBox, QTableView
 
@@ -12,6 +13,7 @@ from resources_qt.project import (
 )
 from studio.main_window import MainWindow, UnsavedChoice
 from studio.recovery import RecoveryStore
+from studio.widgets.catalogue_model import ERRORS_ROLE
 
 WAIT_MS = 15_000
 
@@ -102,17 +104,63 @@ def test_build_a_template_through_the_form_and_preview_it(make_window, project_f
     assert "-32000" in window.editor.preview.error_view.text()
 
 
-def test_a_syntax_error_is_shown_and_never_served(make_window, project_file, qtbot):
+def test_a_syntax_error_is_shown_and_fails_reads_until_fixed(make_window, project_file, qtbot, connect):
     window = make_window()
     window.open_project(project_file)
+    window.start_http("127.0.0.1", 0)
+    qtbot.waitUntil(lambda: window.server_panel.is_running, timeout=WAIT_MS)
+    client = connect(window.server_panel.url)
+
+    def client_read() -> str:
+        async def read(c):
+            try:
+                result = await c.read_resource("docs://readme", cache_mode="bypass")
+            except MCPError as exc:
+                return f"{exc.code} {exc.message}"
+            return result.contents[0].text
+
+        future = client.submit(read)
+        qtbot.waitUntil(future.done, timeout=WAIT_MS)
+        return future.result()
+
     window.catalogue.select("readme")
     type_snippet(qtbot, window, "def read(uri, params)\n    return 'broken'\n")
     qtbot.waitUntil(lambda: window.editor.snippet_editor.diagnostic is not None, timeout=WAIT_MS)
     assert window.editor.snippet_editor.diagnostic[0] == 1
-    assert window.document.errors("readme")
-    assert "readme" in window.sync.held_back()
+    assert window.document.snippet_errors("readme") and not window.document.form_errors("readme")
+    # A broken snippet is served as broken, never silently replaced by the old version.
+    assert "readme" not in window.sync.held_back() and "readme" in window.sync.failing()
+    qtbot.waitUntil(lambda: window.errors_label.text() == "1 with snippet errors (failing)", timeout=WAIT_MS)
+    model = window.catalogue.resource_model
+    assert model.index(model.row_of("readme"), 0).data(ERRORS_ROLE)  # the catalogue still marks it
+    window.commands.preview.trigger()
+    error_view = window.editor.preview.error_view
+    qtbot.waitUntil(lambda: "-32000" in error_view.text(), timeout=WAIT_MS)
+    assert "line 1" in error_view.text() and "syntax" in error_view.text().lower()
+    answer = client_read()
+    assert answer.startswith("-32000") and "line 1" in answer and "syntax" in answer.lower()
+
+    # Fixing the snippet serves the new version at once.
+    type_snippet(qtbot, window, "def read(uri, params):\n    return 'fixed ' + uri\n")
+    qtbot.waitUntil(lambda: window.errors_label.text() == "", timeout=WAIT_MS)
+    assert client_read() == "fixed docs://readme"
+    window.commands.preview.trigger()
+    qtbot.waitUntil(lambda: "fixed docs://readme" in preview_text(window), timeout=WAIT_MS)
+
+
+def test_a_form_error_holds_the_declaration_back(make_window, project_file, qtbot):
+    window = make_window()
+    window.open_project(project_file)
+    window.catalogue.select("readme")
+    uri_edit = find(window, QLineEdit, "uriEdit")
+    uri_edit.selectAll()
+    qtbot.keyClicks(uri_edit, "not a uri")
+    window.editor.flush()
+    assert window.document.form_errors("readme")
+    assert window.sync.held_back() == ["readme"]
     qtbot.waitUntil(lambda: window.errors_label.text() == "1 with errors (not served)", timeout=WAIT_MS)
-    # The last valid version keeps serving: the preview still reads it.
+    # The last valid declaration keeps serving.
+    window.editor.preview.set_uri("docs://readme")
     window.commands.preview.trigger()
     qtbot.waitUntil(lambda: "hello from docs://readme" in preview_text(window), timeout=WAIT_MS)
 

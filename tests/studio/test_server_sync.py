@@ -37,7 +37,7 @@ def edit(document: ProjectDocument, target: str, **changes) -> None:
     document.update_resource(target, spec)
 
 
-def test_project_reset_serves_only_valid_resources(qtbot):
+def test_project_reset_serves_only_valid_declarations(qtbot):
     document = ProjectDocument()
     controller = ServerController(project=Project())
     try:
@@ -45,9 +45,12 @@ def test_project_reset_serves_only_valid_resources(qtbot):
         document.set_project(Project(resources=[
             ResourceSpec(name="ok", uri="docs://ok", reader=READER),
             ResourceSpec(name="broken", uri="docs://broken", reader="def read(uri, params)\n"),
+            ResourceSpec(name="bad_uri", uri="no scheme", reader=READER),
         ]))  # fmt: skip
-        assert served(controller) == {"ok": "docs://ok"}
-        assert sync.held_back() == ["broken"]
+        # A snippet error does not hold a resource back (its reads fail with the compile error);
+        # a declaration error does.
+        assert served(controller) == {"ok": "docs://ok", "broken": "docs://broken"}
+        assert sync.held_back() == ["bad_uri"] and sync.failing() == ["broken"]
     finally:
         controller.shutdown()
 
