@@ -69,6 +69,7 @@ class PreviewPanel(QWidget):
         self._compiled: CompiledTemplate | None = None
         self._variable_edits: dict[str, QLineEdit] = {}
         self._completion_models: dict[str, QStringListModel] = {}
+        self._picked: dict[str, str] = {}  # variable -> the value last picked from its popup
         self._syncing = False
 
         self.uri_box = QComboBox(self)
@@ -185,11 +186,19 @@ class PreviewPanel(QWidget):
     def set_completions(self, variable: str, values: list[str]) -> None:
         """Replace the suggestions of a variable's field (e.g. from the completion snippet)."""
         model = self._completion_models.get(variable)
-        if model is not None:
-            model.setStringList([str(value) for value in values])
-            edit = self._variable_edits[variable]
-            if edit.hasFocus() and values:
-                edit.completer().complete()
+        if model is None:
+            return
+        values = [str(value) for value in values]
+        model.setStringList(values)
+        edit = self._variable_edits[variable]
+        popup = edit.completer().popup()
+        # A value just picked from the popup, or the only suggestion being what is typed, needs no popup:
+        # reopening it would cover the result the user is about to read.
+        settled = self._picked.get(variable) == edit.text() or values == [edit.text()]
+        if settled:
+            popup.hide()
+        elif edit.hasFocus() and values:
+            edit.completer().complete()
 
     def clear_output(self) -> None:
         self.summary_label.setText("")
@@ -286,6 +295,7 @@ class PreviewPanel(QWidget):
                 item.widget().deleteLater()
         self._variable_edits = {}
         self._completion_models = {}
+        self._picked = {}
         if self._compiled is None:
             self.variables.hide()
             return
@@ -300,7 +310,7 @@ class PreviewPanel(QWidget):
             completer.setFilterMode(Qt.MatchFlag.MatchContains)
             edit.setCompleter(completer)
             edit.textEdited.connect(self._on_variable_edited)
-            completer.activated.connect(self._on_variable_edited)
+            completer.activated.connect(self._on_suggestion_picked)
             self._variable_edits[variable] = edit
             self._completion_models[variable] = model
             # Up to three variables side by side: the content below needs the height more.
@@ -350,19 +360,34 @@ class PreviewPanel(QWidget):
     def _on_variable_edited(self, _text: str) -> None:
         if self._syncing or self._compiled is None:
             return
-        self._syncing = True
-        try:
-            self.uri_box.setEditText(self._compose())
-        finally:
-            self._syncing = False
+        self._compose_uri()
         spec = self._spec
         sender = self.sender()
         if spec is not None and spec.complete.strip():
             for variable, edit in self._variable_edits.items():
-                if edit is sender or (isinstance(sender, QCompleter) and edit.completer() is sender):
+                if edit is sender:
+                    self._picked.pop(variable, None)
                     context = {
                         name: e.text()
                         for name, e in self._variable_edits.items()
                         if e.text() and e is not edit
                     }
                     self.completion_requested.emit(spec.name, variable, edit.text(), context)
+
+    @Slot(str)
+    def _on_suggestion_picked(self, value: str) -> None:
+        # A picked value is final: compose the URI, but ask for no new suggestions (they would reopen
+        # the popup over the value); answers still in flight find it settled and keep the popup shut.
+        sender = self.sender()
+        for variable, edit in self._variable_edits.items():
+            if isinstance(sender, QCompleter) and edit.completer() is sender:
+                self._picked[variable] = value
+        if not self._syncing and self._compiled is not None:
+            self._compose_uri()
+
+    def _compose_uri(self) -> None:
+        self._syncing = True
+        try:
+            self.uri_box.setEditText(self._compose())
+        finally:
+            self._syncing = False

@@ -425,3 +425,51 @@ def test_announce_edits_tells_subscribers_as_soon_as_an_edit_is_applied(make_win
                     timeout=WAIT_MS)  # fmt: skip
     window.commands.add_resource.trigger()
     qtbot.waitUntil(lambda: "notifications/resources/list_changed" in client.methods(), timeout=WAIT_MS)
+
+
+def _completing_ticket_window(make_window, project_file):
+    window = make_window()
+    window.open_project(project_file)
+    spec = window.document.spec("ticket")
+    spec.completions = {}  # a static list would take precedence over the snippet
+    spec.complete = (
+        "def complete(name, value, context):\n"
+        "    return [t for t in ('1001', '1002', '2001') if t.startswith(value)]\n"
+    )
+    window.document.update_resource("ticket", spec)
+    window.catalogue.select("ticket")
+    window.show()
+    return window
+
+
+def test_picking_a_suggestion_closes_the_popup_for_good(make_window, project_file, qtbot):
+    window = _completing_ticket_window(make_window, project_file)
+    edit = window.editor.preview.variable_edit("id")
+    edit.clear()
+    edit.setFocus()
+    qtbot.keyClicks(edit, "10")
+    popup = edit.completer().popup()
+    qtbot.waitUntil(lambda: edit.completer().model().stringList() == ["1001", "1002"], timeout=WAIT_MS)
+    qtbot.waitUntil(popup.isVisible, timeout=WAIT_MS)
+    qtbot.keyClick(popup, Qt.Key.Key_Down)
+    qtbot.keyClick(popup, Qt.Key.Key_Return)
+    assert edit.text() == "1001" and window.editor.preview.uri == "tickets://1001"
+    # Every completion answer in flight has arrived: the popup stays closed over the picked value.
+    qtbot.waitUntil(lambda: not window._completion_requests, timeout=WAIT_MS)
+    qtbot.wait(50)
+    assert not popup.isVisible()
+    window.commands.preview.trigger()
+    qtbot.waitUntil(lambda: '"1001"' in preview_text(window), timeout=WAIT_MS)
+    assert not popup.isVisible()
+
+
+def test_a_lone_suggestion_equal_to_the_text_opens_no_popup(make_window, project_file, qtbot):
+    window = _completing_ticket_window(make_window, project_file)
+    edit = window.editor.preview.variable_edit("id")
+    edit.clear()
+    edit.setFocus()
+    qtbot.keyClicks(edit, "1002")
+    model = edit.completer().model()
+    qtbot.waitUntil(lambda: model.stringList() == ["1002"], timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: not window._completion_requests, timeout=WAIT_MS)
+    assert not edit.completer().popup().isVisible()
