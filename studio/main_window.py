@@ -71,6 +71,7 @@ class MainWindow(QMainWindow):
         self._server_failure = ""
         self._completion_serial = 0
         self._completion_requests: dict[str, tuple[str, str]] = {}
+        self._project_switched = False  # the next refresh of the notify URIs forgets the old project's
 
         # -- logic objects ---------------------------------------------------------------
         self.document = ProjectDocument(parent=self)
@@ -171,6 +172,7 @@ class MainWindow(QMainWindow):
         doc.dirty_changed.connect(self._on_dirty_changed)
         doc.path_changed.connect(self._on_path_changed)
         doc.project_reset.connect(self._on_settings_changed)
+        doc.project_reset.connect(self._on_project_reset)
         doc.settings_changed.connect(self._on_settings_changed)
         for signal in (doc.project_reset, doc.resource_added, doc.resource_removed, doc.resource_changed,
                        doc.settings_changed):  # fmt: skip
@@ -343,8 +345,12 @@ class MainWindow(QMainWindow):
     def _refresh_project_views(self) -> None:
         server = self.document.project.server
         self.server_panel.set_capabilities(server.notifications, server.subscriptions)
-        direct = [spec.uri for spec in self.document.project.resources if spec.uri]
-        self.server_panel.set_direct_uris(direct[:_NOTIFY_URI_LIMIT])
+        resources = self.document.project.resources
+        direct = [spec.uri for spec in resources if spec.uri]
+        samples = [uri for spec in resources if spec.uri_template for uri in spec.samples]
+        self.server_panel.set_direct_uris(direct[:_NOTIFY_URI_LIMIT], samples=samples[:_NOTIFY_URI_LIMIT],
+                                          reset=self._project_switched)  # fmt: skip
+        self._project_switched = False
         self.server_panel.client_config.update_config(
             server_name=server.name,
             url=self._server_url if self._server_url.startswith("http") else None,
@@ -372,6 +378,10 @@ class MainWindow(QMainWindow):
     def _on_path_changed(self, _path: str) -> None:
         self._refresh_title()
         self._notify_uris_timer.start()
+
+    @Slot()
+    def _on_project_reset(self) -> None:
+        self._project_switched = True
 
     @Slot()
     def _on_catalogue_edited(self) -> None:

@@ -61,6 +61,7 @@ class ServerPanel(QWidget):
         self._busy = False
         self._url = ""
         self._direct_uris: list[str] = []
+        self._sample_uris: list[str] = []
 
         # -- HTTP --------------------------------------------------------------------
         self.host_edit = QLineEdit("127.0.0.1", objectName="httpHost")
@@ -127,7 +128,9 @@ class ServerPanel(QWidget):
         self.notify_uri.setEditable(True)
         self.notify_uri.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
         self.notify_uri.lineEdit().setPlaceholderText("URI to announce as updated")
-        self.notify_uri.setToolTip("A resource URI: the direct resources and every subscribed URI are listed")
+        self.notify_uri.setToolTip(
+            "A resource URI: every subscribed URI, the direct resources and the templates' samples are listed"
+        )
         self.notify_uri.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.notify_uri.setMinimumContentsLength(16)
         self.notify_updated_button = QPushButton(
@@ -233,9 +236,18 @@ class ServerPanel(QWidget):
         self.url_label.setToolTip(message)
         self._update_enabled()
 
-    def set_direct_uris(self, uris: Iterable[str]) -> None:
-        """The direct resources' URIs offered in `notifyUri` (subscribed URIs come from the sessions)."""
+    def set_direct_uris(
+        self, uris: Iterable[str], *, samples: Iterable[str] = (), reset: bool = False
+    ) -> None:
+        """The project's URIs offered in `notifyUri`: direct resources, then template samples.
+
+        Subscribed URIs come from the sessions and are listed first. `reset` (another project
+        was opened) drops what the field showed, so no URI of the previous project lingers.
+        """
         self._direct_uris = list(uris)
+        self._sample_uris = [uri for uri in samples if uri not in self._direct_uris]
+        if reset:
+            self.notify_uri.setEditText("")
         self._refill_notify_uris()
 
     def set_stacked(self, stacked: bool) -> None:
@@ -259,11 +271,19 @@ class ServerPanel(QWidget):
     def _refill_notify_uris(self) -> None:
         text = self.notify_uri.currentText()
         subscribed = self._sessions.subscribed_uris()
-        items = subscribed + [uri for uri in self._direct_uris if uri not in subscribed]
+        offered = set(subscribed)
+        items = list(subscribed)
+        for uris in (self._direct_uris, self._sample_uris):
+            for uri in uris:
+                if uri not in offered:
+                    offered.add(uri)
+                    items.append(uri)
+        samples = set(self._sample_uris)
         self.notify_uri.blockSignals(True)
         self.notify_uri.clear()
         for uri in items:
-            self.notify_uri.addItem(icon("notify-updated") if uri in subscribed else icon("resource"), uri)
+            kind = "notify-updated" if uri in subscribed else ("template" if uri in samples else "resource")
+            self.notify_uri.addItem(icon(kind), uri)
         self.notify_uri.setEditText(text or (items[0] if items else ""))
         self.notify_uri.blockSignals(False)
         self._update_enabled()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from mcp.shared.exceptions import MCPError
 from PySide6.QtCore import Qt
@@ -10,6 +12,7 @@ from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QPlainTextEdit, QPus
 from resources_qt.project import (
     dumps_project,
     load_project,
+    save_project,
 )
 from studio.main_window import MainWindow, UnsavedChoice
 from studio.recovery import RecoveryStore
@@ -473,3 +476,23 @@ def test_a_lone_suggestion_equal_to_the_text_opens_no_popup(make_window, project
     qtbot.waitUntil(lambda: model.stringList() == ["1002"], timeout=WAIT_MS)
     qtbot.waitUntil(lambda: not window._completion_requests, timeout=WAIT_MS)
     assert not edit.completer().popup().isVisible()
+
+
+def test_notify_uri_follows_the_open_project(make_window, project_file, qtbot, tmp_path):
+    window = make_window()
+    window.open_project(project_file)
+    notify_uri = find(window, QComboBox, "notifyUri")
+
+    def offered():
+        return [notify_uri.itemText(i) for i in range(notify_uri.count())]
+
+    # Direct URIs and the templates' samples are offered.
+    qtbot.waitUntil(lambda: offered() == ["docs://readme", "tickets://7"], timeout=WAIT_MS)
+    assert notify_uri.currentText() == "docs://readme"
+    other = load_project(project_file)
+    other.resources = [replace(other.resources[1], name="order", uri_template="orders://{id}",
+                               samples=["orders://1"])]  # fmt: skip
+    other_file = save_project(other, tmp_path / "orders.toml")
+    assert window.open_project(other_file)
+    qtbot.waitUntil(lambda: offered() == ["orders://1"], timeout=WAIT_MS)
+    assert notify_uri.currentText() == "orders://1"  # nothing of the previous project lingers

@@ -129,3 +129,11 @@ def test_the_panel_stacks_its_sections_for_a_side_dock(panel):
     wide = widget.minimumSizeHint().width()
     widget.set_stacked(False)
     assert widget.minimumSizeHint().width() > wide
+
+
+def test_notify_uri_also_offers_template_samples(panel):
+    widget, model = panel
+    widget.set_direct_uris(["docs://readme"], samples=["tickets://7", "docs://readme"])
+    model.add_session(session("s-1", subscriptions={"crm://customers/42/profile"}))
+    items = [widget.notify_uri.itemText(i) for i in range(widget.notify_uri.count())]
+    assert items == ["crm://customers/42/profile", "docs://readme", "tickets://7"]
