@@ -52,7 +52,8 @@ class ResourceForm(QWidget):
     undo step) even when invalid, so nothing is lost; the builder's message
     is shown under the fields and the offending field is framed red. Only a
     rename to an empty or taken name is held back: the old name stays in the
-    document and the typed one stays in the field.
+    document and the typed one stays in the field, and comes back with its
+    error when the resource is shown again after another one.
 
     Signals:
         errors_changed(list messages): the form's current problems ([] when valid).
@@ -70,6 +71,8 @@ class ResourceForm(QWidget):
         self._edited = False
         self._errors: list[str] = []
         self._completion_edits: dict[str, QLineEdit] = {}
+        # resource name -> a rename the document refused (empty or taken): nothing typed is lost
+        self._drafts: dict[str, str] = {}
         self._default_tips: dict[QWidget, str] = {}
 
         self.name_edit = QLineEdit(self)
@@ -219,13 +222,39 @@ class ResourceForm(QWidget):
     def set_resource(self, name: str) -> None:
         """Show the named resource ("" or an unknown name clears and disables the form)."""
         self.commit()
+        self._keep_draft()
         spec = self._document.peek(name) if name else None
         self._name = name if spec is not None else ""
         self.setEnabled(spec is not None)
         base_dir = self._document.path.parent if self._document.path else None
         self.icons_table.set_base_dir(str(base_dir) if base_dir else "")
         self._load(spec or ResourceSpec())
+        draft = self._drafts.get(self._name)
+        if spec is not None and draft is not None:
+            # The name the user typed but the document refused comes back, with its error.
+            self._loading = True
+            try:
+                self.name_edit.setText(draft)
+            finally:
+                self._loading = False
+            name_error = self.candidate()[1]
+            if name_error is None:  # the name became free meanwhile: the draft is an edit like any other
+                self._on_edited()
+            self._show_errors(self._current_errors(name_error))
+            return
         self._show_errors(self._document.form_errors(self._name) if spec is not None else [])
+
+    def draft_name(self, name: str) -> str | None:
+        """The rejected name typed for resource `name` and kept while another resource is shown."""
+        return self._drafts.get(name)
+
+    def _keep_draft(self) -> None:
+        if not self._name or self._document.peek(self._name) is None:
+            return
+        if self.candidate()[1] is not None:
+            self._drafts[self._name] = self.name_edit.text()
+        else:
+            self._drafts.pop(self._name, None)
 
     def commit(self) -> None:
         """Write the user's edits to the document now (also happens shortly after each edit).
@@ -442,6 +471,8 @@ class ResourceForm(QWidget):
 
     @Slot(str, str)
     def _on_resource_changed(self, old_name: str, new_name: str) -> None:
+        if old_name != new_name and old_name in self._drafts:
+            self._drafts[new_name] = self._drafts.pop(old_name)
         if self._committing:
             return
         if old_name == self._name:
@@ -463,6 +494,7 @@ class ResourceForm(QWidget):
 
     @Slot(str)
     def _on_resource_removed(self, name: str) -> None:
+        self._drafts.pop(name, None)
         if name == self._name:
             self._timer.stop()
             self.set_resource("")
@@ -472,5 +504,6 @@ class ResourceForm(QWidget):
     @Slot()
     def _on_project_reset(self) -> None:
         self._timer.stop()
+        self._drafts.clear()
         self._name = ""
         self.set_resource("")

@@ -496,3 +496,30 @@ def test_notify_uri_follows_the_open_project(make_window, project_file, qtbot, t
     assert window.open_project(other_file)
     qtbot.waitUntil(lambda: offered() == ["orders://1"], timeout=WAIT_MS)
     assert notify_uri.currentText() == "orders://1"  # nothing of the previous project lingers
+
+
+def test_a_refused_name_survives_looking_at_another_resource(make_window, project_file, qtbot):
+    window = make_window()
+    window.open_project(project_file)
+    window.show()
+    window.catalogue.select("ticket")
+    name_edit = find(window, QLineEdit, "nameEdit")
+    name_edit.selectAll()
+    qtbot.keyClicks(name_edit, "readme")
+    window.editor.flush()
+    form_error = find(window, QLabel, "formError")
+    assert "already named 'readme'" in form_error.text() and form_error.isVisible()
+    assert window.document.names() == ["readme", "ticket"]  # refused, not applied
+
+    window.catalogue.select("readme")
+    assert name_edit.text() == "readme" and not form_error.isVisible()
+    window.catalogue.select("ticket")
+    assert name_edit.text() == "readme"  # what the user typed is back, with its error
+    assert "already named 'readme'" in form_error.text() and form_error.isVisible()
+    assert window.catalogue.current_name == "ticket"
+
+    # Once the name is free, the draft is applied like any edit.
+    name_edit.selectAll()
+    qtbot.keyClicks(name_edit, "tickets")
+    window.editor.flush()
+    assert window.document.names() == ["readme", "tickets"] and not form_error.isVisible()
