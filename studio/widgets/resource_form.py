@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 from resources_qt.errors import ValidationError
 from resources_qt.project import ResourceSpec
 from resources_qt.resource import Annotations
-from resources_qt.templates import compile_template
+from resources_qt.templates import CompiledTemplate, compile_template
 from studio.document import ProjectDocument
 from studio.widgets.icons_table import IconsTable
 
@@ -70,6 +70,7 @@ class ResourceForm(QWidget):
         self._committing = False
         self._edited = False
         self._errors: list[str] = []
+        self._template: CompiledTemplate | None = None  # the last valid template typed or loaded
         self._completion_edits: dict[str, QLineEdit] = {}
         # resource name -> a rename the document refused (empty or taken): nothing typed is lost
         self._drafts: dict[str, str] = {}
@@ -129,6 +130,13 @@ class ResourceForm(QWidget):
         self.samples_edit.setTabChangesFocus(True)
         self.samples_edit.setFixedHeight(self.fontMetrics().lineSpacing() * 4 + 12)
 
+        self.samples_warning = QLabel(self)
+        self.samples_warning.setObjectName("samplesWarning")
+        self.samples_warning.setWordWrap(True)
+        self.samples_warning.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.samples_warning.setStyleSheet("QLabel { color: #8a5300; }")
+        self.samples_warning.hide()
+
         self.completions_box = QGroupBox("Completions (comma-separated values per variable)", self)
         self.completions_box.setObjectName("completionsBox")
         self._completions_layout = QFormLayout(self.completions_box)
@@ -184,6 +192,7 @@ class ResourceForm(QWidget):
         form.addRow("&Priority", self.priority_spin)
         form.addRow("Icons", self.icons_table)
         form.addRow("&Samples", self.samples_edit)
+        form.addRow("", self.samples_warning)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
@@ -200,6 +209,7 @@ class ResourceForm(QWidget):
         self.uri_edit.textEdited.connect(self._on_address_edited)
         self.description_edit.textChanged.connect(self._on_edited)
         self.samples_edit.textChanged.connect(self._on_edited)
+        self.samples_edit.textChanged.connect(self._update_samples_warning)
         self.mime_edit.editTextChanged.connect(self._on_edited)
         self.mime_edit.activated.connect(self._on_changed_now)
         self.direct_radio.toggled.connect(self._on_kind_toggled)
@@ -339,8 +349,10 @@ class ResourceForm(QWidget):
             self._set_plain(self.samples_edit, "\n".join(spec.samples))
             self._rebuild_completions(spec.completions)
             self._update_address_label()
+            self._template = self._compiled()
         finally:
             self._loading = False
+        self._update_samples_warning()
 
     @staticmethod
     def _set_plain(edit: QPlainTextEdit, text: str) -> None:
@@ -353,11 +365,50 @@ class ResourceForm(QWidget):
         self.uri_edit.setPlaceholderText("e.g. notes://{folder}/{id}" if template else "e.g. docs://readme")
         self.completions_box.setVisible(template)
 
+    def _compiled(self) -> CompiledTemplate | None:
+        """The address field's template, None when it is not a template or not a valid one."""
+        if not self.template_radio.isChecked():
+            return None
+        try:
+            return compile_template(self.uri_edit.text().strip())
+        except ValidationError:
+            return None
+
     def _variables(self) -> list[str] | None:
         try:
             return list(compile_template(self.uri_edit.text().strip()).variable_names)
         except ValidationError:
             return None
+
+    def _samples(self) -> list[str]:
+        return [line.strip() for line in self.samples_edit.toPlainText().splitlines() if line.strip()]
+
+    @staticmethod
+    def _default_sample(template: CompiledTemplate) -> str:
+        """The sample a new template starts with: every variable is 1 (as the document's starter)."""
+        return template.expand({name: "1" for name in template.variable_names})
+
+    def _follow_template(self) -> None:
+        # A sample still equal to the old template's default follows the template the user types;
+        # a sample the user wrote is theirs and stays.
+        new = self._compiled()
+        if new is None:
+            return
+        old, self._template = self._template, new
+        if old is not None and self._samples() == [self._default_sample(old)]:
+            default = self._default_sample(new)
+            if default != self._samples()[0]:
+                self.samples_edit.setPlainText(default)
+
+    @Slot()
+    def _update_samples_warning(self) -> None:
+        template = self._compiled()
+        stray = [uri for uri in self._samples() if template.match(uri) is None] if template else []
+        if stray:
+            listed = ", ".join(stray[:5]) + (f" and {len(stray) - 5} more" if len(stray) > 5 else "")
+            noun = "sample does" if len(stray) == 1 else "samples do"
+            self.samples_warning.setText(f"⚠ {len(stray)} {noun} not match the template: {listed}")
+        self.samples_warning.setVisible(bool(stray))
 
     def _completions(self) -> dict[str, list[str]]:
         result: dict[str, list[str]] = {}
@@ -460,12 +511,15 @@ class ResourceForm(QWidget):
     def _on_address_edited(self, _text: str) -> None:
         if self.template_radio.isChecked():
             self._sync_completion_rows()
+            self._follow_template()
+        self._update_samples_warning()
 
     @Slot(bool)
     def _on_kind_toggled(self, _direct: bool) -> None:
         self._update_address_label()
         if self._loading:
             return
+        self._update_samples_warning()
         self._sync_completion_rows()
         self._on_changed_now()
 

@@ -523,3 +523,29 @@ def test_a_refused_name_survives_looking_at_another_resource(make_window, projec
     qtbot.keyClicks(name_edit, "tickets")
     window.editor.flush()
     assert window.document.names() == ["readme", "tickets"] and not form_error.isVisible()
+
+
+def test_a_new_templates_sample_follows_the_template_and_strays_are_flagged(make_window, project_file, qtbot):
+    window = make_window()
+    window.open_project(project_file)
+    window.show()
+    window.commands.add_template.trigger()
+    name = window.catalogue.current_name
+    form = window.editor.form
+    assert form.samples_edit.toPlainText() == f"example://{name}/1"
+    uri_edit = find(window, QLineEdit, "uriEdit")
+    uri_edit.selectAll()
+    qtbot.keyClicks(uri_edit, "weather://{city}/{day}")
+    window.editor.flush()
+    assert form.samples_edit.toPlainText() == "weather://1/1"
+    assert window.document.peek(name).samples == ["weather://1/1"]
+    warning = find(window, QLabel, "samplesWarning")
+    assert not warning.isVisible()
+
+    # A sample the user wrote stays as written; one that does not match the template is flagged.
+    form.samples_edit.setPlainText("weather://Oslo/today\nweather://Bergen")
+    assert warning.isVisible() and "weather://Bergen" in warning.text() and "Oslo" not in warning.text()
+    uri_edit.selectAll()
+    qtbot.keyClicks(uri_edit, "weather://{city}")
+    assert form.samples_edit.toPlainText() == "weather://Oslo/today\nweather://Bergen"
+    assert "weather://Oslo/today" in warning.text() and "Bergen" not in warning.text()
