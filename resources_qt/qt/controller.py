@@ -225,7 +225,9 @@ class ServerController(QObject):
 
     def _announce(self, summary: ChangeSummary) -> None:
         if self._announce_edits and summary and self._server.is_running:
-            self._server.submit(announce_changes(self._server, summary))
+            future = self._server.submit(announce_changes(self._server, summary))
+            if future is not None:
+                future.add_done_callback(_log_failure)
 
     # -- serving -------------------------------------------------------------------------
 
@@ -242,7 +244,7 @@ class ServerController(QObject):
     def stop(self) -> None:
         if self._shut:
             return
-        self._control.submit(self._server.stop)
+        self._control.submit(self._server.stop).add_done_callback(_log_failure)
 
     def _control_call(self, start: Callable[[], object]) -> None:
         if self._shut:
@@ -396,5 +398,9 @@ def _create_pool(project: Project) -> SnippetPool:
 
 
 def _log_failure(future: concurrent.futures.Future[Any]) -> None:
-    if not future.cancelled() and future.exception() is not None:
-        logger.error("Background call failed", exc_info=future.exception())
+    if future.cancelled():
+        return
+    try:
+        future.result()
+    except Exception:
+        logger.exception("Background call failed")

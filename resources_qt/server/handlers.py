@@ -106,8 +106,7 @@ class _Handlers:
         return types.ReadResourceResult(contents=wire)
 
     async def subscribe(self, ctx: Ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
-        if not params.uri:
-            raise MCPError(INVALID_PARAMS, "URI must not be empty")
+        _require_uri(params.uri)
         session = self._engine.legacy_session(ctx)
         if session is not None and self._engine.registry.subscribe(session.id, params.uri):
             self._engine.emit(SubscriptionAdded(session.id, params.uri))
@@ -139,6 +138,8 @@ class _Handlers:
         if engine.registry.count("listen") >= engine.max_listen_streams:
             raise MCPError(INTERNAL_ERROR, "Subscription limit reached")
         requested = params.notifications
+        for uri in requested.resource_subscriptions or ():
+            _require_uri(uri)
         # Honour only what is switched on; tools and prompts do not exist here.
         honored = types.SubscriptionFilter(
             resources_list_changed=True
@@ -170,6 +171,12 @@ class _Handlers:
             return await handler(ctx, params.model_copy(update={"notifications": honored}))
         finally:
             engine.drop_session(session.id)
+
+
+def _require_uri(uri: str) -> None:
+    # A blank subscription can never be notified and would trip every later lookup of it.
+    if not uri.strip():
+        raise MCPError(INVALID_PARAMS, "URI must not be empty", {"uri": uri})
 
 
 def build_lowlevel(engine: ResourceServer) -> EngineServer:

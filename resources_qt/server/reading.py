@@ -24,7 +24,7 @@ def not_found_code(protocol_version: str | None) -> int:
 
 def resolve(resources: Resources, uri: str, *, protocol_version: str | None) -> Match:
     """Direct first, then templates; raises `ResourceNotFoundError` with the era's code."""
-    if not isinstance(uri, str) or not uri:
+    if not isinstance(uri, str) or not uri.strip():
         raise ValidationError("URI must not be empty", data={"uri": uri})
     match = resources.resolve(uri)
     if match is None:

@@ -159,7 +159,12 @@ def uris_of(server: ResourceServer, names: Iterable[str], old_keys: dict[str, st
         if uri in old_uris or any(t.match(uri) is not None for t in old_templates):
             uris.add(uri)
             continue
-        match = server.resources.resolve(uri)
+        try:
+            match = server.resources.resolve(uri)
+        except ValidationError:
+            # A URI the collection cannot resolve belongs to no resource; it must not stop the others.
+            logger.debug("Skipping unresolvable subscribed URI %r", uri)
+            continue
         if match is not None and match.resource.name in wanted:
             uris.add(uri)
     return sorted(uris)

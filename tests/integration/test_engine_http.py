@@ -12,6 +12,7 @@ from mcp.shared.exceptions import MCPError
 
 from resources_qt import Resource
 from resources_qt.server import ResourceServer, SessionClosed, SessionOpened, SubscriptionAdded, Traffic
+from resources_qt.server.reload import ChangeSummary, announce_changes
 
 # resources/subscribe is deprecated at 2026-07-28; legacy sessions use it on purpose.
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")]
@@ -242,3 +243,29 @@ async def test_capabilities_follow_the_switches_in_both_eras(live_server: Resour
             assert caps.completions is not None
         assert legacy.server_info is not None and legacy.server_info.version == "1.2.3"
         assert legacy.instructions == "Test server"
+
+
+async def test_a_blank_subscription_is_refused_and_edits_still_reach_the_others(
+    live_server: ResourceServer,
+) -> None:
+    updates: list[str] = []
+
+    async def handler(message: Any) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification):
+            updates.append(message.params.uri)
+
+    async with connect(live_server.url, "legacy", message_handler=handler) as client, \
+            connect(live_server.url, "2026-07-28") as modern:
+        await settle_legacy(client)
+        with pytest.raises(MCPError) as info:
+            await client.subscribe_resource(" ")
+        assert (info.value.code, info.value.error.data) == (-32602, {"uri": " "})
+        with pytest.raises(MCPError) as listen_info:
+            async with modern.listen(resource_subscriptions=["\t"]):
+                pass
+        assert (listen_info.value.code, listen_info.value.error.data) == (-32602, {"uri": "\t"})
+        await client.subscribe_resource("config://app/settings")
+        assert " " not in live_server.subscribed_uris()
+        summary = ChangeSummary(changed=["settings"])
+        await announce_changes(live_server, summary)
+        await wait_for(lambda: updates == ["config://app/settings"])

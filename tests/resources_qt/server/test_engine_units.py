@@ -17,7 +17,7 @@ from resources_qt.server.events import NotificationSent
 from resources_qt.server.loopthread import LoopThread
 from resources_qt.server.notify import Notifier
 from resources_qt.server.paging import ListingCache, decode_cursor, encode_cursor
-from resources_qt.server.reload import apply_project, apply_spec, served_specs
+from resources_qt.server.reload import apply_project, apply_spec, served_specs, uris_of
 from resources_qt.server.sessions import Session, SessionRegistry
 
 
@@ -187,3 +187,21 @@ def test_reload_swaps_uris_and_keeps_the_old_version_of_a_refused_edit() -> None
     assert resources.get("c").uri == "x://3"  # the previous version keeps serving
     served = served_specs(resources, old, new, summary)
     assert [(s.name, s.uri) for s in served] == [("a", "x://2"), ("b", "x://1"), ("c", "x://3")]
+
+
+def test_a_blank_subscribed_uri_does_not_stop_the_announcement_of_the_others() -> None:
+    resources = Resources()
+    resources.register_direct_resource("a", "x://a", "", "text/plain", _reader)
+    server = ResourceServer(resources, name="u", version="1")
+    session = _Recording("s")
+    server.registry.add(session)
+    for uri in (" ", "x://a"):
+        server.registry.subscribe("s", uri)
+    assert uris_of(server, ["a"], {}) == ["x://a"]
+
+
+def test_preview_of_a_blank_uri_says_it_is_empty() -> None:
+    server = ResourceServer(Resources(), name="p", version="1")
+    outcome = asyncio.run(server.read_for_preview("  "))
+    assert (outcome.error_code, outcome.error_message, outcome.error_data) == (
+        -32602, "URI must not be empty", {"uri": "  "})
