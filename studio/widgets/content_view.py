@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import logging
+import re
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,10 +25,11 @@ from PySide6.QtCore import (
     QPersistentModelIndex,
     QSize,
     Qt,
+    QTimer,
     Signal,
     Slot,
 )
-from PySide6.QtGui import QFontDatabase, QImage, QPainter, QPixmap
+from PySide6.QtGui import QFontDatabase, QImage, QPainter, QPixmap, QTextCursor
 from PySide6.QtSvg import QSvgRenderer
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -59,6 +61,14 @@ HIGHLIGHT_LIMIT = 256 * 1024
 MARKDOWN_LIMIT = 200 * 1024
 HEX_LIMIT = 16 * 1024
 CSV_ROW_LIMIT = 100_000
+FULL_JSON_LIMIT = 1024 * 1024
+"""JSON up to this size is parsed whole (validated, then pretty-printed); larger JSON is pretty-printed
+by a streaming tokenizer only as far as it is shown: `json.loads` of 10 MB holds the GIL (and so the GUI
+thread) for a quarter of a second, and builds an object graph the garbage collector then walks."""
+CHUNK_LINES = 1500
+CHUNK_CHARS = 24 * 1024
+"""Text goes into the view in pieces of at most this many lines or characters, one per event-loop turn
+(a piece lays out and highlights in a few milliseconds), so the window keeps answering while it fills."""
 
 _executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="preview-render")
 
@@ -110,20 +120,79 @@ def _hex_dump(data: bytes) -> str:
     return "\n".join(lines)
 
 
+_JSON_TOKEN = re.compile(
+    r'[ \t\n\r]*(?:("(?:[^"\\\x00-\x1f]|\\.)*")|([{}\[\],:])|(-?\d[\d.eE+-]*|true|false|null))'
+)
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+_CLOSING = {"{": "}", "[": "]"}
+
+
+def pretty_json_prefix(text: str, limit: int) -> tuple[str, bool] | None:
+    """The start of `text` pretty-printed like `json.dumps(indent=2)`, up to about `limit` characters.
+
+    Returns (pretty text, whether all of `text` was formatted), or None when the part read is not
+    JSON. Pure Python token by token, so a worker thread running it never holds the GIL for long.
+    Strings are kept as received (escapes included).
+    """
+    out: list[str] = []
+    size = depth = pos = 0
+    end = len(text)
+    while size < limit:
+        match = _JSON_TOKEN.match(text, pos)
+        if match is None:
+            if _JSON_SPACE.match(text, pos).end() == end:  # type: ignore[union-attr]
+                return "".join(out), True
+            return None
+        pos = match.end()
+        string, punct, scalar = match.groups()
+        if punct in _CLOSING:
+            after = _JSON_TOKEN.match(text, pos)
+            if after is not None and after.group(2) == _CLOSING[punct]:
+                piece, pos = punct + after.group(2), after.end()
+            else:
+                depth += 1
+                piece = punct + "\n" + "  " * depth
+        elif punct in ("}", "]"):
+            depth = max(depth - 1, 0)
+            piece = "\n" + "  " * depth + punct
+        elif punct == ",":
+            piece = ",\n" + "  " * depth
+        elif punct == ":":
+            piece = ": "
+        else:
+            piece = string or scalar or ""
+        out.append(piece)
+        size += len(piece)
+    return "".join(out), _JSON_SPACE.match(text, pos).end() == end  # type: ignore[union-attr]
+
+
 def _text_prepared(text: str, mime: str, size: int) -> Prepared:
     base = _base_mime(mime)
     notes: list[str] = []
-    if base.endswith("json"):
+    whole = True  # `text` is all there is to show (not a pretty-printed prefix)
+    if base.endswith("json") and len(text) <= FULL_JSON_LIMIT:
         try:
             text = json.dumps(json.loads(text), indent=2, ensure_ascii=False)
         except ValueError:
             notes.append("Not valid JSON; shown as received.")
+    elif base.endswith("json"):
+        pretty = pretty_json_prefix(text, DISPLAY_LIMIT)
+        if pretty is None:
+            notes.append("Not valid JSON; shown as received.")
+        elif not pretty[1]:
+            text, whole = pretty[0], False
+        else:
+            text = pretty[0]
     shown = text
-    if len(text) > DISPLAY_LIMIT:
+    if len(text) > DISPLAY_LIMIT or not whole:
         shown = text[:DISPLAY_LIMIT]
+        of_what = (
+            f"{human_size(len(text))} of text"
+            if whole
+            else f"{human_size(size)} of JSON, pretty-printed (and checked) as far as shown"
+        )
         notes.append(
-            f"Showing the first {human_size(DISPLAY_LIMIT)} of {human_size(len(text))} of text; "
-            "use Save content as... for all of it."
+            f"Showing the first {human_size(DISPLAY_LIMIT)} of {of_what}; use Save content as... for all of it."
         )
     head = shown[:HIGHLIGHT_LIMIT]
     if len(shown) > HIGHLIGHT_LIMIT:
@@ -214,6 +283,23 @@ def _hex_prepared(data: bytes, mime: str, size: int) -> Prepared:
     return Prepared("hex", mime, size, text=_hex_dump(data[:HEX_LIMIT]), data=data, notes=notes)
 
 
+def _chunks(text: str) -> list[str]:
+    """`text` cut at line ends into pieces of at most CHUNK_LINES lines or about CHUNK_CHARS characters."""
+    if len(text) <= CHUNK_CHARS and text.count("\n") < CHUNK_LINES:
+        return [text]
+    chunks: list[str] = []
+    piece: list[str] = []
+    chars = 0
+    for line in text.split("\n"):
+        if piece and (len(piece) >= CHUNK_LINES or chars + len(line) > CHUNK_CHARS):
+            chunks.append("\n".join(piece))
+            piece, chars = [], 0
+        piece.append(line)
+        chars += len(line) + 1
+    chunks.append("\n".join(piece))
+    return chunks
+
+
 class _CsvModel(QAbstractTableModel):
     """A read-only table over parsed rows; the first row is the header."""
 
@@ -300,7 +386,12 @@ class ContentView(QWidget):
         self.text_view.setReadOnly(True)
         self.text_view.setFont(mono)
         self.text_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.text_view.setUndoRedoEnabled(False)  # read-only: an undo history would only cost memory
         self._highlighter = SpanHighlighter(self.text_view.document())
+        self._pending_chunks: list[str] = []
+        self._chunk_timer = QTimer(self)
+        self._chunk_timer.setSingleShot(True)
+        self._chunk_timer.setInterval(0)
         self.markdown_view = QTextBrowser(self)
         self.markdown_view.setObjectName("contentMarkdown")
         self.markdown_view.setOpenExternalLinks(True)
@@ -348,6 +439,7 @@ class ContentView(QWidget):
 
         self.toggle_button.toggled.connect(self._on_toggle_toggled)
         self.save_button.clicked.connect(self._on_save_clicked)
+        self._chunk_timer.timeout.connect(self._on_chunk_timeout)
         _get_relay().finished.connect(self._on_future_finished)
 
     # -- public API ----------------------------------------------------------
@@ -363,13 +455,16 @@ class ContentView(QWidget):
 
     @property
     def is_ready(self) -> bool:
-        return self._prepared is not None
+        """The content is prepared and all of its shown text is in the view."""
+        return self._prepared is not None and not self._pending_chunks
 
     def set_content(self, content: ResourceContent) -> None:
         """Show `content`; returns at once, large content appears when its worker is done."""
         self._content = content
         self._prepared = None
         self._future = None
+        self._pending_chunks = []
+        self._chunk_timer.stop()
         size = len(content.blob or "") if content.is_blob else len(content.text or "")
         self.info_label.setText(f"{content.mime_type or 'no MIME type'} · {content.uri}")
         self.toggle_button.hide()
@@ -412,9 +507,12 @@ class ContentView(QWidget):
             self.note_label.show()
         kind = prepared.kind
         if kind in ("text", "markdown", "csv", "svg"):
-            self._highlighter.set_spans({})
-            self.text_view.setPlainText(prepared.text)
-            self._highlighter.set_spans(prepared.spans)
+            # The spans are in place before the text arrives, so every line is highlighted once,
+            # as it is inserted; a long text goes in piece by piece (see CHUNK_LINES).
+            self._highlighter.use_spans(prepared.spans)
+            chunks = _chunks(prepared.text)
+            self.text_view.setPlainText(chunks[0])
+            self._pending_chunks = chunks[:0:-1]  # reversed: pop() takes the next one
         if kind == "hex":
             self.hex_view.setPlainText(prepared.text)
         if kind == "csv":
@@ -434,7 +532,10 @@ class ContentView(QWidget):
         self.toggle_button.blockSignals(False)
         self.toggle_button.setVisible(renderable)
         self._show_page(source=not renderable)
-        self.rendered.emit()
+        if self._pending_chunks:
+            self._chunk_timer.start()
+        else:
+            self.rendered.emit()
 
     def _show_page(self, *, source: bool) -> None:
         kind = self.kind
@@ -459,6 +560,18 @@ class ContentView(QWidget):
             logger.exception("preparing the preview failed")
             prepared = Prepared("text", "text/plain", 0, text=f"Could not prepare the content: {exc}")
         self._show(prepared)
+
+    @Slot()
+    def _on_chunk_timeout(self) -> None:
+        if not self._pending_chunks:
+            return
+        cursor = QTextCursor(self.text_view.document())
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor.insertText("\n" + self._pending_chunks.pop())
+        if self._pending_chunks:
+            self._chunk_timer.start()
+        else:
+            self.rendered.emit()
 
     @Slot(bool)
     def _on_toggle_toggled(self, source: bool) -> None:

@@ -142,6 +142,13 @@ class SpanHighlighter(QSyntaxHighlighter):
         self._spans = spans
         self.rehighlight()
 
+    def use_spans(self, spans: Spans) -> None:
+        """Use `spans` for text inserted from now on, without re-highlighting what is there.
+
+        Set them before replacing the document's text, so each line is highlighted once.
+        """
+        self._spans = spans
+
     def highlightBlock(self, text: str) -> None:
         runs = self._spans.get(self.currentBlock().blockNumber())
         if runs:

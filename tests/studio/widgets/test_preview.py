@@ -10,7 +10,7 @@ from PySide6.QtCore import QBuffer, QByteArray, Qt
 from PySide6.QtGui import QColor, QImage
 
 from resources_qt.content import ResourceContent
-from studio.widgets.content_view import DISPLAY_LIMIT, HEX_LIMIT
+from studio.widgets.content_view import CHUNK_LINES, DISPLAY_LIMIT, HEX_LIMIT, prepare, pretty_json_prefix
 from studio.widgets.preview import PreviewPanel
 
 
@@ -238,3 +238,36 @@ def test_image_info_names_the_pixel_size(qtbot, document):
     panel = make(qtbot, document, "config")
     (view,) = show(qtbot, panel, ResourceContent.from_bytes("docs://i.png", "image/png", png_bytes()))
     assert "12 × 7 px" in view.info_label.text() and "image/png" in view.info_label.text()
+
+
+def test_long_text_fills_the_view_piece_by_piece_highlighted_once(qtbot, document):
+    panel = make(qtbot, document, "config")
+    numbers = list(range(6000))
+    text = json.dumps(numbers)  # small enough to prepare inline, 6002 lines once pretty-printed
+    panel.show_outcome(Outcome(uri="docs://n", contents=[ResourceContent.from_text("docs://n", "application/json",
+                                                                                   text)]))  # fmt: skip
+    (view,) = panel.content_views()
+    # The first piece is shown at once; the rest follows on later turns of the event loop.
+    assert view.kind == "text" and not view.is_ready
+    assert 1 < view.text_view.blockCount() <= CHUNK_LINES
+    with qtbot.waitSignal(view.rendered, timeout=10_000):
+        pass
+    assert view.is_ready and view.shown_text() == json.dumps(numbers, indent=2)
+    document_ = view.text_view.document()
+    last_number = document_.findBlockByNumber(6000)
+    assert last_number.text().strip() == "5999"
+    assert last_number.layout().formats(), "lines inserted later are highlighted too"
+
+
+def test_large_json_is_pretty_printed_as_far_as_it_is_shown():
+    value = {"a": [1, 2.5e3, {"b": None, "c": [], "d": {}}], "e": 'x"y\\u00e9', "f": [True, False]}
+    text = json.dumps(value)
+    assert pretty_json_prefix(text, 10_000) == (json.dumps(value, indent=2), True)
+    pretty, complete = pretty_json_prefix(json.dumps(list(range(100_000))), 1000)
+    assert not complete and 1000 <= len(pretty) < 1100 and pretty.startswith("[\n  0,\n  1,")
+    assert pretty_json_prefix("[1, 2, nope]", 1000) is None
+    # Large JSON is checked as far as it is formatted: a mistake there is reported, as received.
+    prepared = prepare(
+        ResourceContent.from_text("x://y", "application/json", "[1, oops, " + "1," * 600_000 + "1]")
+    )
+    assert "Not valid JSON" in " ".join(prepared.notes) and prepared.text.startswith("[1, oops, 1,1,")
