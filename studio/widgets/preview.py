@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QStackedWidget,
     QStyle,
     QTabWidget,
+    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
@@ -108,14 +109,12 @@ class PreviewPanel(QWidget):
         self.content_tabs.setObjectName("previewContents")
         self.content_tabs.setTabBarAutoHide(True)
         self.content_tabs.setDocumentMode(True)
-        self.error_view = QLabel(self.output)
+        # A browser, not a label: long messages and error data scroll instead of being cut off.
+        self.error_view = QTextBrowser(self.output)
         self.error_view.setObjectName("previewError")
-        self.error_view.setWordWrap(True)
-        self.error_view.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        self.error_view.setTextFormat(Qt.TextFormat.RichText)
-        self.error_view.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.error_view.setOpenLinks(False)
         self.error_view.setStyleSheet(
-            "QLabel { background: #fdecea; border: 1px solid #f5c2c0; border-radius: 3px; padding: 8px; }"
+            "QTextBrowser { background: #fdecea; border: 1px solid #f5c2c0; border-radius: 3px; padding: 4px; }"
         )
         for page in (self.placeholder, self.content_tabs, self.error_view):
             self.pages.addWidget(page)
@@ -217,12 +216,12 @@ class PreviewPanel(QWidget):
         self.summary_label.show()
         self._clear_tabs()
         if getattr(outcome, "error_code", None) is not None or getattr(outcome, "contents", None) is None:
-            self.error_view.setText(self._error_html(outcome))
+            self.error_view.setHtml(self._error_html(outcome))
             self.pages.setCurrentWidget(self.error_view)
             return
         contents = list(outcome.contents)
         if not contents:
-            self.error_view.setText("<b>The read returned no content.</b>")
+            self.error_view.setHtml("<b>The read returned no content.</b>")
             self.pages.setCurrentWidget(self.error_view)
             return
         for number, content in enumerate(contents, 1):

@@ -172,8 +172,8 @@ def test_error_outcome_shows_code_message_and_data(qtbot, document):
                 error_data={"uri": "notes://x"}, contents=None)
     )  # fmt: skip
     assert panel.pages.currentWidget() is panel.error_view
-    text = panel.error_view.text()
-    assert "Resource not found (-32002)" in text and "notes://x" in text and "&quot;uri&quot;" in text
+    text = panel.error_view.toPlainText()
+    assert "Resource not found (-32002)" in text and "notes://x" in text and '"uri"' in text
     assert "No resource matched" in panel.summary_label.text()
 
 
@@ -271,3 +271,18 @@ def test_large_json_is_pretty_printed_as_far_as_it_is_shown():
         ResourceContent.from_text("x://y", "application/json", "[1, oops, " + "1," * 600_000 + "1]")
     )
     assert "Not valid JSON" in " ".join(prepared.notes) and prepared.text.startswith("[1, oops, 1,1,")
+
+
+def test_a_long_error_scrolls_instead_of_being_cut_off(qtbot, document):
+    panel = make(qtbot, document)
+    panel.resize(600, 300)
+    panel.show()
+    data = {"lines": [f"detail line {n}" for n in range(200)]}
+    panel.show_outcome(Outcome(uri="notes://x", error_code=-32000, error_message="Reader failed: " + "long " * 300,
+                               error_data=data, contents=None))  # fmt: skip
+    view = panel.error_view
+    assert "detail line 199" in view.toPlainText()
+    bar = view.verticalScrollBar()
+    assert bar.maximum() > 0
+    bar.setValue(bar.maximum())  # the end of the data can be scrolled into view
+    assert bar.value() == bar.maximum()
