@@ -142,7 +142,8 @@ class MainWindow(QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.traffic_dock)
         self.tabifyDockWidget(self.server_dock, self.traffic_dock)
         self.server_dock.raise_()
-        self.resizeDocks([self.server_dock], [245], Qt.Orientation.Vertical)
+        # Low enough that the preview keeps room at 1280x800; the panel scrolls when it needs more.
+        self.resizeDocks([self.server_dock], [215], Qt.Orientation.Vertical)
         self._default_state = self.saveState()
 
     def _build_commands(self) -> None:

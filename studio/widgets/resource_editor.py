@@ -208,9 +208,11 @@ class ResourceEditor(QWidget):
         right.setChildrenCollapsible(False)
         right.addWidget(self.snippet_tabs)
         right.addWidget(self.bottom_tabs)
-        right.setStretchFactor(0, 1)
-        right.setStretchFactor(1, 1)
-        right.setSizes([400, 400])
+        # The preview gets the larger share: read results need the height more than a short snippet.
+        right.setStretchFactor(0, 2)
+        right.setStretchFactor(1, 3)
+        right.setSizes([400, 600])
+        self.vertical_splitter = right
 
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
         self.splitter.setChildrenCollapsible(False)

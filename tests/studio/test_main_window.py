@@ -103,8 +103,8 @@ def test_build_a_template_through_the_form_and_preview_it(make_window, project_f
     type_snippet(qtbot, window, "def read(uri, params):\n    raise LookupError('no forecast for ' + params['city'])\n")
     qtbot.waitUntil(lambda: window.document.peek("weather").reader.count("raise") == 1, timeout=WAIT_MS)
     window.commands.preview.trigger()
-    qtbot.waitUntil(lambda: "no forecast for Oslo" in window.editor.preview.error_view.text(), timeout=WAIT_MS)
-    assert "-32000" in window.editor.preview.error_view.text()
+    qtbot.waitUntil(lambda: "no forecast for Oslo" in window.editor.preview.error_view.toPlainText(), timeout=WAIT_MS)
+    assert "-32000" in window.editor.preview.error_view.toPlainText()
 
 
 def test_a_syntax_error_is_shown_and_fails_reads_until_fixed(make_window, project_file, qtbot, connect):
@@ -138,8 +138,8 @@ def test_a_syntax_error_is_shown_and_fails_reads_until_fixed(make_window, projec
     assert model.index(model.row_of("readme"), 0).data(ERRORS_ROLE)  # the catalogue still marks it
     window.commands.preview.trigger()
     error_view = window.editor.preview.error_view
-    qtbot.waitUntil(lambda: "-32000" in error_view.text(), timeout=WAIT_MS)
-    assert "line 1" in error_view.text() and "syntax" in error_view.text().lower()
+    qtbot.waitUntil(lambda: "-32000" in error_view.toPlainText(), timeout=WAIT_MS)
+    assert "line 1" in error_view.toPlainText() and "syntax" in error_view.toPlainText().lower()
     answer = client_read()
     assert answer.startswith("-32000") and "line 1" in answer and "syntax" in answer.lower()
 
@@ -549,3 +549,15 @@ def test_a_new_templates_sample_follows_the_template_and_strays_are_flagged(make
     qtbot.keyClicks(uri_edit, "weather://{city}")
     assert form.samples_edit.toPlainText() == "weather://Oslo/today\nweather://Bergen"
     assert "weather://Oslo/today" in warning.text() and "Bergen" not in warning.text()
+
+
+def test_the_preview_has_room_at_1280x800(make_window, project_file, qtbot):
+    window = make_window()
+    window.open_project(project_file)
+    window.show()
+    window.catalogue.select("ticket")
+    qtbot.waitExposed(window)
+    editor = window.editor
+    assert window.server_dock.height() <= 200
+    assert editor.bottom_tabs.height() > editor.snippet_tabs.height()  # the preview gets the larger share
+    assert editor.preview.pages.height() >= 150
