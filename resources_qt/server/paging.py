@@ -1,10 +1,11 @@
-"""The split listing cache and opaque offset cursors for resources/list and resources/templates/list."""
+"""The split listing cache and opaque cursors for resources/list and resources/templates/list."""
 
 from __future__ import annotations
 
 import base64
+import binascii
 import threading
-from typing import cast
+from typing import Literal, cast
 
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
@@ -13,29 +14,69 @@ from resources_qt.collection import Resources
 from resources_qt.errors import INVALID_PARAMS
 from resources_qt.resource import Resource
 
-__all__ = ["ListingCache", "decode_cursor", "encode_cursor"]
+__all__ = ["Cursor", "ListingCache", "decode_cursor", "encode_cursor"]
 
-_PREFIX = "rs1:"
+_PREFIX = "rs2"
+
+Listing = Literal["d", "t"]
+"""Which listing a cursor belongs to: direct resources or templates."""
+
+Cursor = tuple[Listing, int, str]
+"""(listing, position of the last item sent, its name)."""
 
 
-def encode_cursor(offset: int) -> str:
-    return base64.urlsafe_b64encode(f"{_PREFIX}{offset}".encode("ascii")).decode("ascii")
+def encode_cursor(listing: Listing, position: int, name: str) -> str:
+    """A cursor resuming after `name`, last seen at `position` of `listing`."""
+    raw = f"{_PREFIX}:{listing}:{position}:{name}"
+    return base64.urlsafe_b64encode(raw.encode("utf-8")).decode("ascii")
 
 
-def decode_cursor(cursor: str | None) -> int:
-    """The offset a cursor stands for; a cursor we did not mint is -32602."""
-    if not cursor:
-        return 0
+def decode_cursor(cursor: str) -> Cursor:
+    """What a cursor stands for; a cursor we did not mint is -32602."""
     try:
-        raw = base64.urlsafe_b64decode(cursor.encode("ascii")).decode("ascii")
-        if not raw.startswith(_PREFIX):
+        raw = base64.b64decode(cursor.encode("ascii"), altchars=b"-_", validate=True).decode("utf-8")
+        prefix, listing, position_text, name = raw.split(":", 3)
+        position = int(position_text)
+        if prefix != _PREFIX or listing not in ("d", "t") or position < 0 or not name:
             raise ValueError(raw)
-        offset = int(raw[len(_PREFIX) :])
-        if offset < 0:
-            raise ValueError(raw)
-    except (ValueError, UnicodeError) as exc:
+    except (ValueError, UnicodeError, binascii.Error) as exc:
         raise MCPError(INVALID_PARAMS, f"Invalid cursor: {cursor!r}", {"cursor": cursor}) from exc
-    return offset
+    return cast(Listing, listing), position, name
+
+
+class _Listing:
+    """One side of the split, with a name -> position index built only when a cursor needs it."""
+
+    __slots__ = ("_index", "items", "kind")
+
+    def __init__(self, kind: Listing, items: list[Resource]) -> None:
+        self.kind = kind
+        self.items = items
+        self._index: dict[str, int] | None = None
+
+    def start_after(self, cursor: str | None) -> int:
+        if not cursor:
+            return 0
+        kind, position, name = decode_cursor(cursor)
+        if kind != self.kind:
+            raise MCPError(INVALID_PARAMS, f"Invalid cursor: {cursor!r}", {"cursor": cursor})
+        if position < len(self.items) and self.items[position].name == name:
+            return position + 1  # unchanged since the previous page: no index needed
+        if self._index is None:
+            self._index = {resource.name: i for i, resource in enumerate(self.items)}
+        found = self._index.get(name)
+        # Resuming after the last item sent survives additions and removals
+        # between pages; if that item itself is gone, whatever slid into its
+        # place comes next.
+        return found + 1 if found is not None else min(position, len(self.items))
+
+    def page(self, cursor: str | None, page_size: int) -> tuple[list[Resource], str | None]:
+        start = self.start_after(cursor)
+        end = start + page_size
+        items = self.items[start:end]
+        if end >= len(self.items) or not items:
+            return items, None
+        return items, encode_cursor(self.kind, end - 1, items[-1].name)
 
 
 class ListingCache:
@@ -50,8 +91,8 @@ class ListingCache:
         self._resources = resources
         self._lock = threading.Lock()
         self._version = -1
-        self._direct: list[Resource] = []
-        self._templates: list[Resource] = []
+        self._direct = _Listing("d", [])
+        self._templates = _Listing("t", [])
 
     def _refresh(self) -> None:
         version = self._resources.version
@@ -61,12 +102,13 @@ class ListingCache:
         templates: list[Resource] = []
         for resource in self._resources:
             (templates if resource.is_template else direct).append(resource)
-        self._direct, self._templates, self._version = direct, templates, version
+        self._direct, self._templates = _Listing("d", direct), _Listing("t", templates)
+        self._version = version
 
     def direct_page(self, cursor: str | None, page_size: int) -> tuple[list[types.Resource], str | None]:
         with self._lock:
             self._refresh()
-            items, next_cursor = _page(self._direct, cursor, page_size)
+            items, next_cursor = self._direct.page(cursor, page_size)
         return [cast(types.Resource, r.to_mcp()) for r in items], next_cursor
 
     def template_page(
@@ -74,13 +116,5 @@ class ListingCache:
     ) -> tuple[list[types.ResourceTemplate], str | None]:
         with self._lock:
             self._refresh()
-            items, next_cursor = _page(self._templates, cursor, page_size)
+            items, next_cursor = self._templates.page(cursor, page_size)
         return [cast(types.ResourceTemplate, r.to_mcp()) for r in items], next_cursor
-
-
-def _page(items: list[Resource], cursor: str | None, page_size: int) -> tuple[list[Resource], str | None]:
-    offset = decode_cursor(cursor)
-    if offset > len(items):
-        raise MCPError(INVALID_PARAMS, f"Invalid cursor: {cursor!r}", {"cursor": cursor})
-    end = offset + page_size
-    return items[offset:end], (encode_cursor(end) if end < len(items) else None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import threading
 from typing import Any
 
@@ -26,9 +27,9 @@ def _reader(uri: str) -> str:
 
 
 def test_cursor_round_trip_and_foreign_cursors() -> None:
-    assert decode_cursor(encode_cursor(250)) == 250
-    assert decode_cursor(None) == 0
-    for bad in ("abc", encode_cursor(1).replace("=", "") + "!!", "cnMxOi01"):  # last: "rs1:-5"
+    assert decode_cursor(encode_cursor("d", 250, "a:b")) == ("d", 250, "a:b")
+    negative = base64.urlsafe_b64encode(b"rs2:d:-5:x").decode()
+    for bad in ("abc", encode_cursor("d", 1, "x").replace("=", "") + "!!", negative, "cnMxOjU="):  # last: "rs1:5"
         with pytest.raises(MCPError) as info:
             decode_cursor(bad)
         assert info.value.code == -32602
@@ -50,7 +51,7 @@ def test_listing_cache_splits_pages_and_follows_changes() -> None:
     page, _ = cache.direct_page(None, 5)
     assert page[0].uri == "x://1"
     with pytest.raises(MCPError):
-        cache.direct_page(encode_cursor(100), 5)
+        cache.direct_page("cnMxOjU=", 5)
 
 
 def test_completions_list_prefix_and_callable() -> None:
@@ -205,3 +206,41 @@ def test_preview_of_a_blank_uri_says_it_is_empty() -> None:
     outcome = asyncio.run(server.read_for_preview("  "))
     assert (outcome.error_code, outcome.error_message, outcome.error_data) == (
         -32602, "URI must not be empty", {"uri": "  "})
+
+
+def _listed(cache: ListingCache, cursor: str | None, size: int) -> tuple[list[str], str | None]:
+    page, next_cursor = cache.direct_page(cursor, size)
+    return [r.name for r in page], next_cursor
+
+
+def test_cursors_neither_skip_nor_repeat_when_the_collection_changes_between_pages() -> None:
+    resources = Resources()
+    for i in range(6):
+        resources.register_direct_resource(f"r{i}", f"x://{i}", "", "text/plain", _reader)
+    cache = ListingCache(resources)
+    first, cursor = _listed(cache, None, 3)
+    assert first == ["r0", "r1", "r2"]
+    resources.remove("r0")  # before the cursor: an offset would now skip r3
+    assert _listed(cache, cursor, 3) == (["r3", "r4", "r5"], None)
+
+    first, cursor = _listed(cache, None, 2)
+    assert first == ["r1", "r2"]
+    resources.register_direct_resource("r6", "x://6", "", "text/plain", _reader)
+    resources.remove("r2")  # the cursor's own item is gone: resume where it stood
+    rest, cursor = _listed(cache, cursor, 2)
+    assert rest == ["r3", "r4"]
+    assert _listed(cache, cursor, 2) == (["r5", "r6"], None)
+
+
+def test_a_cursor_is_tied_to_its_listing() -> None:
+    resources = Resources()
+    for i in range(3):
+        resources.register_direct_resource(f"r{i}", f"x://{i}", "", "text/plain", _reader)
+        resources.register_template_resource(f"t{i}", f"x://t{i}/{{id}}", "", "text/plain", _reader)
+    cache = ListingCache(resources)
+    _, direct_cursor = cache.direct_page(None, 1)
+    _, template_cursor = cache.template_page(None, 1)
+    for call, cursor in ((cache.template_page, direct_cursor), (cache.direct_page, template_cursor)):
+        with pytest.raises(MCPError) as info:
+            call(cursor, 1)
+        assert info.value.code == -32602
