@@ -59,8 +59,11 @@ class SnippetPane(QWidget):
         self.editor.setPlaceholderText(placeholder)
         self.status = QLabel(self)
         self.status.setObjectName(object_name.replace("Editor", "") + "Status")
-        self.status.setWordWrap(True)
-        self.status.hide()
+        # One line, always there (empty when all is well): the editor must not jump while the user types
+        # into and out of an error. The whole message is in the tooltip.
+        self.status.setWordWrap(False)
+        self.status.setFixedHeight(self.status.fontMetrics().lineSpacing() + 4)
+        self.status.setMinimumWidth(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 0)
         layout.setSpacing(4)
@@ -108,7 +111,7 @@ class SnippetPane(QWidget):
 
     def _set_status(self, text: str, *, error: bool) -> None:
         self.status.setText(text)
-        self.status.setVisible(bool(text))
+        self.status.setToolTip(text)
         self.status.setStyleSheet("color: #b71c1c;" if error else "color: #555;")
 
     @Slot()
@@ -139,6 +142,9 @@ class ResourceEditor(QWidget):
         form_scroll.setWidgetResizable(True)
         form_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         form_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # Always there, so a taller form (a template's completions, more icons) does not narrow the fields.
+        form_scroll.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
+        self.form_scroll = form_scroll
         form_scroll.setMinimumWidth(300)
 
         self.reader_pane = SnippetPane(

@@ -37,7 +37,7 @@ def test_breaking_the_snippet_underlines_the_line_and_marks_the_document(qtbot, 
     qtbot.keyClicks(snippet, ":")
     qtbot.waitUntil(lambda: snippet.diagnostic is None)
     qtbot.waitUntil(lambda: document.errors("config") == [])
-    assert editor.snippet_status.isHidden()
+    assert editor.snippet_status.text() == ""
 
 
 def test_snippet_typing_is_one_undo_step_and_undo_updates_the_editor(qtbot, document):
@@ -145,3 +145,36 @@ def test_a_snippet_edit_keeps_a_rejected_name_in_the_form(qtbot, document):
     assert document.peek("config").reader.endswith("# more")
     assert editor.form.name_edit.text() == "readme"
     assert editor.form.errors == ["Another resource is already named 'readme'"]
+
+
+def test_an_error_coming_and_going_does_not_move_the_editor(qtbot, document):
+    editor = make(qtbot, document)
+    editor.resize(1000, 700)
+    editor.show()
+    qtbot.waitExposed(editor)
+    snippet = editor.snippet_editor
+    height = snippet.height()
+    snippet.moveCursor(QTextCursor.MoveOperation.Start)
+    snippet.moveCursor(QTextCursor.MoveOperation.EndOfLine)
+    qtbot.keyClick(snippet, Qt.Key.Key_Backspace)
+    qtbot.waitUntil(lambda: snippet.diagnostic is not None)
+    qtbot.wait(10)  # let the layout settle
+    assert editor.snippet_status.text().startswith("Line 1:") and snippet.height() == height
+    qtbot.keyClicks(snippet, ":")
+    qtbot.waitUntil(lambda: snippet.diagnostic is None)
+    qtbot.wait(10)
+    assert snippet.height() == height
+
+
+def test_a_taller_form_does_not_narrow_the_fields(qtbot, document):
+    editor = make(qtbot, document)
+    editor.resize(1000, 500)
+    editor.show()
+    qtbot.waitExposed(editor)
+    editor.show_resource("config")  # a direct resource: a short form
+    qtbot.wait(10)
+    width = editor.form.width()
+    editor.show_resource("notes")  # a template: the completions make the form taller
+    qtbot.wait(10)
+    assert editor.form.height() > editor.form_scroll.viewport().height()
+    assert editor.form.width() == width
