@@ -11,6 +11,7 @@ from PySide6.QtCore import QStringListModel, Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QComboBox,
     QCompleter,
+    QGraphicsOpacityEffect,
     QGridLayout,
     QHBoxLayout,
     QLabel,
@@ -71,6 +72,9 @@ class PreviewPanel(QWidget):
         self._variable_edits: dict[str, QLineEdit] = {}
         self._completion_models: dict[str, QStringListModel] = {}
         self._picked: dict[str, str] = {}  # variable -> the value last picked from its popup
+        # What the shown result was read with: (uri, the spec's reading fields); None when nothing is shown.
+        self._shown_from: tuple[str, tuple[str, ...]] | None = None
+        self._prelude_changed = False
         self._syncing = False
 
         self.uri_box = QComboBox(self)
@@ -101,7 +105,18 @@ class PreviewPanel(QWidget):
         self.summary_label.setWordWrap(True)
         self.summary_label.setTextFormat(Qt.TextFormat.RichText)
         self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.stale_label = QLabel("Stale — the URI or the snippet changed since this read; press Read", self.output)
+        self.stale_label.setObjectName("previewStale")
+        self.stale_label.setStyleSheet(
+            "QLabel { color: #6d4c00; background: #fff4d6; border: 1px solid #f0d58c; border-radius: 3px;"
+            " padding: 2px 6px; }"
+        )
+        self.stale_label.hide()
         self.pages = QStackedWidget(self.output)
+        self._stale_effect = QGraphicsOpacityEffect(self.pages)
+        self._stale_effect.setOpacity(0.45)
+        self._stale_effect.setEnabled(False)
+        self.pages.setGraphicsEffect(self._stale_effect)
         self.placeholder = QLabel("Pick a sample or type a URI, then press Read.", self.output)
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.placeholder.setStyleSheet("color: #888;")
@@ -122,6 +137,7 @@ class PreviewPanel(QWidget):
         output_layout.setContentsMargins(0, 0, 0, 0)
         output_layout.setSpacing(4)
         output_layout.addWidget(self.summary_label)
+        output_layout.addWidget(self.stale_label)
         output_layout.addWidget(self.pages, 1)
 
         uri_row = QHBoxLayout()
@@ -177,6 +193,18 @@ class PreviewPanel(QWidget):
         self.read_button.setEnabled(spec is not None)
         if not same:
             self.clear_output()
+        self._update_stale()
+
+    def mark_stale(self) -> None:
+        """Something the read depends on beyond the resource changed (e.g. the prelude)."""
+        if self._shown_from is not None:
+            self._prelude_changed = True
+            self._update_stale()
+
+    @property
+    def is_stale(self) -> bool:
+        """A result is shown, but the URI or the snippet changed since it was read."""
+        return self.stale_label.isVisibleTo(self)
 
     def variable_edit(self, variable: str) -> QLineEdit | None:
         """The field of a template variable (for tests and the shell)."""
@@ -200,6 +228,8 @@ class PreviewPanel(QWidget):
             edit.completer().complete()
 
     def clear_output(self) -> None:
+        self._shown_from = None
+        self._update_stale()
         self.summary_label.setText("")
         self.summary_label.hide()
         self._clear_tabs()
@@ -212,6 +242,9 @@ class PreviewPanel(QWidget):
     def show_outcome(self, outcome: Any) -> None:
         """Show a `PreviewOutcome`: what matched, the parameters, the contents or the error, and the time."""
         self.read_button.setEnabled(self._spec is not None)
+        self._shown_from = (str(getattr(outcome, "uri", "") or ""), self._reading_fields())
+        self._prelude_changed = False
+        self._update_stale()
         self.summary_label.setText(self._summary(outcome))
         self.summary_label.show()
         self._clear_tabs()
@@ -278,6 +311,18 @@ class PreviewPanel(QWidget):
                 pretty = repr(data)
             text += f"<p>data:</p><pre>{html.escape(pretty)}</pre>"
         return text
+
+    def _reading_fields(self) -> tuple[str, ...]:
+        spec = self._spec
+        return (spec.name, spec.reader, spec.mime_type, spec.uri, spec.uri_template) if spec else ()
+
+    def _update_stale(self) -> None:
+        shown = self._shown_from
+        stale = shown is not None and (
+            self._prelude_changed or shown[0] != self.uri or shown[1] != self._reading_fields()
+        )
+        self.stale_label.setVisible(stale)
+        self._stale_effect.setEnabled(stale)
 
     def _clear_tabs(self) -> None:
         while self.content_tabs.count():
@@ -354,6 +399,7 @@ class PreviewPanel(QWidget):
     def _on_uri_text_changed(self, text: str) -> None:
         if not self._syncing:
             self._fill_variables_from_uri(text.strip())
+        self._update_stale()
 
     @Slot(str)
     def _on_variable_edited(self, _text: str) -> None:

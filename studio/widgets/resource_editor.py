@@ -300,6 +300,7 @@ class ResourceEditor(QWidget):
     @Slot()
     def _on_prelude_changed(self) -> None:
         prelude = self._document.project.prelude
+        self.preview.mark_stale()  # every snippet sees the prelude
         if prelude != self.prelude_editor.toPlainText() and not self.prelude_editor.has_pending_edit:
             self.prelude_editor.set_source(prelude)
             self.prelude_pane.check()

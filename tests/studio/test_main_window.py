@@ -561,3 +561,28 @@ def test_the_preview_has_room_at_1280x800(make_window, project_file, qtbot):
     assert window.server_dock.height() <= 200
     assert editor.bottom_tabs.height() > editor.snippet_tabs.height()  # the preview gets the larger share
     assert editor.preview.pages.height() >= 150
+
+
+def test_a_result_is_marked_stale_once_the_uri_or_snippet_changes(make_window, project_file, qtbot):
+    window = make_window()
+    window.open_project(project_file)
+    window.show()
+    window.catalogue.select("readme")
+    preview = window.editor.preview
+    stale = find(window, QLabel, "previewStale")
+    window.commands.preview.trigger()
+    qtbot.waitUntil(lambda: "hello from docs://readme" in preview_text(window), timeout=WAIT_MS)
+    assert not stale.isVisible() and not preview.is_stale
+
+    type_snippet(qtbot, window, "def read(uri, params):\n    return 'changed'\n")
+    assert stale.isVisible() and "press Read" in stale.text()
+    window.commands.preview.trigger()
+    qtbot.waitUntil(lambda: "changed" in preview_text(window), timeout=WAIT_MS)
+    assert not stale.isVisible()
+
+    preview.set_uri("docs://other")
+    assert stale.isVisible()
+    preview.set_uri("docs://readme")  # back to what was read
+    assert not stale.isVisible()
+    window.document.set_prelude("GREETING = 'hej'\n")
+    assert stale.isVisible()
