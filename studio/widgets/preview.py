@@ -279,15 +279,20 @@ class PreviewPanel(QWidget):
                 parts.append(f"Matched resource <b>{esc(name)}</b>")
         else:
             parts.append("No resource matched")
-        params = getattr(outcome, "params", None) or {}
+        params = dict(getattr(outcome, "params", None) or {})
         if params:
-            shown = ", ".join(
-                f"<code>{esc(str(k))}</code> = <code>{esc(str(v))}</code>" for k, v in params.items()
-            )
+            # In the template's order: the server hands them over in whatever order it matched them.
+            try:
+                order = list(compile_template(getattr(outcome, "template", None) or "").variable_names)
+            except ValidationError:
+                order = []
+            names = [n for n in order if n in params] + [n for n in params if n not in order]
+            shown = ", ".join(f"<code>{esc(str(n))}</code>&nbsp;=&nbsp;<code>{esc(str(params[n]))}</code>"
+                              for n in names)  # fmt: skip
             parts.append(f"parameters {shown}")
         elapsed = getattr(outcome, "elapsed_ms", None)
         if elapsed is not None:
-            parts.append(f"{elapsed:.1f} ms")
+            parts.append(f"{elapsed:.1f}&nbsp;ms")  # the unit never wraps onto a line of its own
         contents = getattr(outcome, "contents", None)
         if contents and len(contents) > 1:
             parts.append(f"{len(contents)} content items")

@@ -98,11 +98,13 @@ def test_json_outcome_is_pretty_printed_highlighted_with_match_and_time(qtbot, d
     content = ResourceContent.from_text("notes://work/42", "application/json", '{"folder":"work","id":42}')
     (view,) = show(
         qtbot, panel, content, resource_name="notes", is_template=True, template="notes://{folder}/{id}",
-        params={"folder": "work", "id": "42"}, elapsed_ms=12.25,
+        params={"id": "42", "folder": "work"}, elapsed_ms=12.25,
     )  # fmt: skip
     summary = panel.summary_label.text()
     assert "Matched template <b>notes</b>" in summary and "notes://{folder}/{id}" in summary
-    assert "folder</code> = <code>work" in summary and "12.2 ms" in summary
+    # Parameters in the template's order, whatever order they came in; the unit stays with its number.
+    assert "folder</code>&nbsp;=&nbsp;<code>work" in summary and "12.2&nbsp;ms" in summary
+    assert summary.index("folder</code>") < summary.index("id</code>")
     assert panel.output.objectName() == "previewOutput"
     assert view.kind == "text"
     assert view.shown_text() == json.dumps({"folder": "work", "id": 42}, indent=2)
