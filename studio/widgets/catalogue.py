@@ -181,6 +181,7 @@ class CatalogueView(QWidget):
             model.rowsRemoved.connect(self._on_rows_changed)
             model.modelReset.connect(self._on_rows_changed)
         document.project_reset.connect(self._on_project_reset)
+        document.resource_added.connect(self._on_resource_added)
         document.resource_removed.connect(self._on_resource_removed)
         document.resource_changed.connect(self._on_resource_changed)
         self._update_labels()
@@ -321,6 +322,12 @@ class CatalogueView(QWidget):
     def _on_project_reset(self) -> None:
         self._document_changing = False
         self._set_current("")
+
+    @Slot(str)
+    def _on_resource_added(self, name: str) -> None:
+        # Added, duplicated, or brought back by undo: the user wants to see it (connected after the
+        # models, so its row is already there).
+        self.select(name)
 
     @Slot(str)
     def _on_resource_removed(self, name: str) -> None:

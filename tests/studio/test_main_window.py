@@ -586,3 +586,18 @@ def test_a_result_is_marked_stale_once_the_uri_or_snippet_changes(make_window, p
     assert not stale.isVisible()
     window.document.set_prelude("GREETING = 'hej'\n")
     assert stale.isVisible()
+
+
+def test_undoing_a_delete_selects_the_restored_resource(make_window, project_file, qtbot):
+    window = make_window()
+    window.open_project(project_file)
+    window.show()
+    window.catalogue.select("ticket")
+    window.catalogue.delete_action.trigger()
+    assert window.document.names() == ["readme"] and window.catalogue.current_name != "ticket"
+    window.commands.undo.trigger()
+    assert window.document.names() == ["readme", "ticket"]
+    assert window.catalogue.current_name == "ticket" and window.editor.resource_name == "ticket"
+    assert find(window, QLineEdit, "nameEdit").text() == "ticket"
+    window.commands.redo.trigger()
+    assert window.catalogue.current_name != "ticket"
