@@ -13,12 +13,29 @@ from PySide6.QtCore import (
     QObject,
     QPersistentModelIndex,
     Qt,
+    QTimer,
     Signal,
     Slot,
 )
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
-__all__ = ["SessionRow", "SessionsModel", "SessionsView"]
+__all__ = ["SessionRow", "SessionsModel", "SessionsView", "connected_text"]
+
+AGE_REFRESH_MS = 30_000
+
+
+def connected_text(connected_at: datetime, now: datetime | None = None) -> str:
+    """Local clock time and age, e.g. "12:03:41 (2 min ago)"; the engine stamps sessions in UTC."""
+    local = connected_at.astimezone() if connected_at.tzinfo is not None else connected_at
+    now = now if now is not None else datetime.now(local.tzinfo)
+    minutes = max(0, int((now - local).total_seconds() // 60))
+    if minutes < 1:
+        age = "just now"
+    elif minutes < 60:
+        age = f"{minutes} min ago"
+    else:
+        age = f"{minutes // 60} h {minutes % 60} min ago"
+    return f"{local:%H:%M:%S} ({age})"
 
 _HEADERS = ("Client", "Protocol", "Transport", "Connected", "Subscriptions")
 
@@ -66,6 +83,16 @@ class SessionsModel(QAbstractTableModel):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._rows: list[SessionRow] = []
+        # The "Connected" column says how long ago; it is refreshed now and then, not per second.
+        self._age_timer = QTimer(self)
+        self._age_timer.setInterval(AGE_REFRESH_MS)
+        self._age_timer.timeout.connect(self._on_age_timeout)
+        self._age_timer.start()
+
+    @Slot()
+    def _on_age_timeout(self) -> None:
+        if self._rows:
+            self.dataChanged.emit(self.index(0, 3), self.index(len(self._rows) - 1, 3))
 
     def rows(self) -> list[SessionRow]:
         return list(self._rows)
@@ -159,7 +186,7 @@ class SessionsModel(QAbstractTableModel):
             if column == 2:
                 return row.transport
             if column == 3:
-                return row.connected_at.strftime("%H:%M:%S") if row.connected_at else ""
+                return connected_text(row.connected_at) if row.connected_at else ""
             if column == self.COLUMN_SUBSCRIPTIONS:
                 return ", ".join(sorted(row.subscriptions)) if row.subscriptions else "—"
         elif role == Qt.ItemDataRole.ToolTipRole:

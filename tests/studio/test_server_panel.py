@@ -1,6 +1,7 @@
 """The server panel asks for starts, stops and notifications, and follows the sessions it is shown."""
 
-from datetime import datetime
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from PySide6.QtCore import Qt
@@ -9,7 +10,7 @@ from PySide6.QtGui import QGuiApplication
 from resources_qt.server.events import SessionInfo
 from studio.widgets.client_config import client_configurations, server_key
 from studio.widgets.server_panel import ServerPanel
-from studio.widgets.sessions_view import SessionsModel
+from studio.widgets.sessions_view import SessionsModel, connected_text
 
 
 def session(session_id, *, client="inspector", subscriptions=()):
@@ -137,3 +138,14 @@ def test_notify_uri_also_offers_template_samples(panel):
     model.add_session(session("s-1", subscriptions={"crm://customers/42/profile"}))
     items = [widget.notify_uri.itemText(i) for i in range(widget.notify_uri.count())]
     assert items == ["crm://customers/42/profile", "docs://readme", "tickets://7"]
+
+
+def test_connected_shows_local_time_and_age(panel):
+    widget, model = panel
+    started = datetime.now(UTC) - timedelta(seconds=150)
+    model.add_session(replace(session("s-1"), connected_at=started))
+    shown = model.index(0, 3).data()
+    assert shown == f"{started.astimezone():%H:%M:%S} (2 min ago)"
+    later = started + timedelta(hours=1, minutes=5, seconds=10)
+    assert connected_text(started, later).endswith("(1 h 5 min ago)")
+    assert connected_text(started, started).endswith("(just now)")
