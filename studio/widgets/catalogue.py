@@ -64,7 +64,8 @@ class _List(QTreeView):
         header = self.header()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)
-        header.resizeSection(1, 130)
+        # Just wide enough for the common types, so the name column (which stretches) gets the rest.
+        header.resizeSection(1, self.fontMetrics().horizontalAdvance("application/json") + 14)
 
 
 class CatalogueView(QWidget):

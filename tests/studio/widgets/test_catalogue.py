@@ -169,3 +169,18 @@ def test_entry_icon_is_the_first_local_icon_else_the_kind_icon(qtbot, document):
     assert generic.cacheKey() != custom.cacheKey()
     document.update_resource("readme", replace(document.spec("readme"), icons=[Icon("https://x/i.png")]))
     assert model.index(0, 0).data(Qt.ItemDataRole.DecorationRole).cacheKey() == generic.cacheKey()
+
+
+def test_a_name_is_not_elided_while_the_mime_column_has_room(qtbot, document):
+    view = make(qtbot, document)
+    document.duplicate_resource("readme")
+    spec = replace(document.spec("readme_copy"), name="customer_profile")
+    document.update_resource("readme_copy", spec)
+    view.resize(270, 500)  # the catalogue's width in the window at 1280x800
+    view.show()
+    qtbot.waitExposed(view)
+    tree = view.resource_list
+    needed = tree.iconSize().width() + tree.fontMetrics().horizontalAdvance("customer_profile") + 12
+    assert tree.header().sectionSize(0) >= needed
+    mime_text = tree.fontMetrics().horizontalAdvance("application/json")
+    assert mime_text <= tree.header().sectionSize(1) <= mime_text + 16  # room for the type, not more
