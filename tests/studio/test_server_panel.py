@@ -141,7 +141,7 @@ def test_notify_uri_also_offers_template_samples(panel):
 
 
 def test_connected_shows_local_time_and_age(panel):
-    widget, model = panel
+    _widget, model = panel
     started = datetime.now(UTC) - timedelta(seconds=150)
     model.add_session(replace(session("s-1"), connected_at=started))
     shown = model.index(0, 3).data()
