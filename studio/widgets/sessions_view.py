@@ -221,7 +221,8 @@ class SessionsView(QTableView):
         header = self.horizontalHeader()
         header.setStretchLastSection(True)
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        for column, width in enumerate((120, 84, 64, 66)):
+        connected = self.fontMetrics().horizontalAdvance("00:00:00 (59 min ago)") + 12
+        for column, width in enumerate((110, 80, 62, connected)):
             self.setColumnWidth(column, width)
         self.setToolTip("Connected clients; select one to send it an update on its own")
         self.selectionModel().selectionChanged.connect(self._on_selection_changed)

@@ -149,3 +149,11 @@ def test_connected_shows_local_time_and_age(panel):
     later = started + timedelta(hours=1, minutes=5, seconds=10)
     assert connected_text(started, later).endswith("(1 h 5 min ago)")
     assert connected_text(started, started).endswith("(just now)")
+
+
+def test_the_connected_column_fits_its_text(panel):
+    widget, model = panel
+    model.add_session(replace(session("s-1"), connected_at=datetime.now(UTC) - timedelta(minutes=42)))
+    view = widget.sessions_view
+    text = model.index(0, 3).data()
+    assert view.columnWidth(3) >= view.fontMetrics().horizontalAdvance(text) + 8
