@@ -36,6 +36,7 @@ from resources_qt.server.notify import Notifier
 from resources_qt.server.paging import ListingCache
 from resources_qt.server.reading import PreviewOutcome, preview_read
 from resources_qt.server.sessions import LegacySession, Session, SessionRegistry
+from resources_qt.server.stdio import StdinClaim
 
 __all__ = ["ResourceServer"]
 
@@ -114,6 +115,7 @@ class ResourceServer:
         self._observers: list[Observer] = []
         self._observers_lock = threading.Lock()
         self._thread: LoopThread | None = None
+        self._stdin: StdinClaim | None = None
         self._uvicorn: uvicorn.Server | None = None
         self._lowlevel: Any = None
         self._listen_closers: list[Callable[[], None]] = []
@@ -232,14 +234,25 @@ class ResourceServer:
         server = build_lowlevel(self._prepare_run("stdio"))
         self._lowlevel = server
         ready = threading.Event()
+        claim = StdinClaim() if StdinClaim.supported() else None
+        self._stdin = claim
 
         async def main() -> None:
-            async with stdio_server() as (read_stream, write_stream):
-                self.emit(ServerStarted("stdio", "stdio"))
-                ready.set()
-                await server.run(read_stream, write_stream, server.create_initialization_options())
+            try:
+                stdin = claim.stdin if claim is not None else None
+                async with stdio_server(stdin=stdin) as (read_stream, write_stream):
+                    self.emit(ServerStarted("stdio", "stdio"))
+                    ready.set()
+                    await server.run(read_stream, write_stream, server.create_initialization_options())
+            finally:
+                if claim is not None:
+                    claim.release()
 
-        self._launch(main, ready, "resource-server-stdio")
+        try:
+            self._launch(main, ready, "resource-server-stdio")
+        finally:
+            if claim is not None and self._thread is None:
+                claim.release()  # the thread never ran main()
 
     def serve_stdio(self) -> None:
         """Serve stdin/stdout until the client closes stdin (blocks; for headless use)."""
@@ -270,22 +283,36 @@ class ResourceServer:
             uvicorn_server.should_exit = True
         else:
             thread.call_soon(self._close_listens)
+            if self._stdin is not None:
+                # The SDK's stdin reader blocks in a thread that cancellation cannot reach.
+                self._stdin.hang_up()
             thread.cancel_main()
         if thread.in_loop_thread():
             return
         if not thread.join(_STOP_TIMEOUT):
-            logger.warning("The server thread did not end within %.0f s", _STOP_TIMEOUT)
+            # Keep the thread: the server is still stopping, and a restart must not race it.
+            logger.warning("The server thread did not end within %.0f s; it is still stopping", _STOP_TIMEOUT)
+            return
         self._thread = None
+        self._stdin = None
 
     def close(self) -> None:
         """Stop and detach from the collection."""
         self.stop()
         self._unlisten()
 
+    @property
+    def is_stopping(self) -> bool:
+        """stop() was called but the server thread has not ended yet."""
+        return self._stopping and self._thread is not None and self._thread.is_alive()
+
     def _ensure_stopped(self) -> None:
         if self._thread is not None and self._thread.is_alive():
+            if self._stopping:
+                raise RuntimeError("The server is still stopping; try again in a moment")
             raise RuntimeError("The server is already running; stop() it first")
         self._thread = None
+        self._stdin = None
 
     def _prepare_run(self, transport: str) -> ResourceServer:
         self.transport = transport
@@ -307,7 +334,6 @@ class ResourceServer:
         if not ready.is_set():
             message = self._failure or "The server did not start in time"
             self.stop()
-            self._thread = None
             raise RuntimeError(message)
 
     def submit_while_stopping(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T] | None:

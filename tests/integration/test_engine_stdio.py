@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -55,3 +56,24 @@ async def test_stdio_legacy_subscription_and_modern_listen() -> None:
         modern.listen(resources_list_changed=True, resource_subscriptions=["config://app/settings"]) as sub,
     ):
         assert sub.honored.resources_list_changed and sub.honored.resource_subscriptions == ["config://app/settings"]
+
+
+def test_stdio_stops_and_restarts_while_the_client_keeps_stdin_open(tmp_path: Path) -> None:
+    out, err = tmp_path / "out", tmp_path / "err"
+    with out.open("wb") as out_file, err.open("wb") as err_file:
+        child = subprocess.Popen(
+            [sys.executable, str(Path(__file__).with_name("stdio_restart_child.py"))],
+            stdin=subprocess.PIPE, stdout=out_file, stderr=err_file, cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")},
+        )
+        try:
+            # stdin stays open and silent: only stop() can end the transport's reader.
+            child.wait(timeout=60)
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+            assert child.stdin is not None
+            child.stdin.close()
+    assert child.returncode == 0, err.read_text()
+    assert out.read_text().split() == ["stopped", "1", "stopped", "2"]
