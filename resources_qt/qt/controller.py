@@ -327,21 +327,39 @@ class ServerController(QObject):
 
     # -- lifecycle ---------------------------------------------------------------------------
 
-    def shutdown(self) -> None:
-        """Stop the server and the snippet workers (call on application exit); idempotent."""
+    def shutdown(self, *, timeout: float = 2.0) -> None:
+        """Stop the server and the snippet workers (call on application exit); idempotent.
+
+        The work runs on the control thread; the caller (the GUI thread) waits
+        at most `timeout` seconds for it. What is left finishes in the
+        background: the control thread is not a daemon, so interpreter exit
+        waits for it, and the pool's finalizer reaps workers in any case.
+        """
         if self._shut:
             return
         self._shut = True
         self._unobserve()
         self._unlisten_output()
-        self._control.shutdown(wait=True)
-        self._server.close()
-        if self._side_loop is not None and self._side_stop is not None:
-            stop = self._side_stop
-            self._side_loop.call_soon(stop.set)
-            self._side_loop.join(5.0)
-        self._pool.close()
+        finished = self._control.submit(self._finish)
+        finished.add_done_callback(_log_failure)  # failures are logged there, not raised here
+        self._control.shutdown(wait=False)
+        done, _ = concurrent.futures.wait([finished], timeout=timeout)
+        if not done:
+            logger.info("The server is still stopping; it finishes in the background")
         self._pump.close()
+
+    def _finish(self) -> None:
+        # Control thread: every step runs even if an earlier one fails.
+        try:
+            self._server.close()
+        finally:
+            try:
+                if self._side_loop is not None and self._side_stop is not None:
+                    stop = self._side_stop
+                    self._side_loop.call_soon(stop.set)
+                    self._side_loop.join(5.0)
+            finally:
+                self._pool.close()
 
     # -- engine events -> Qt signals ---------------------------------------------------------
 

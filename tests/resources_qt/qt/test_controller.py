@@ -177,3 +177,17 @@ def test_start_failures_are_reported_not_raised(qtbot: Any, controller: ServerCo
         controller.start_http("0.0.0.0", 0, "")
     assert "without a token" in failed.args[0]
     assert not controller.is_running
+
+
+def test_shutdown_waits_only_briefly_and_finishes_in_the_background(qtbot: Any) -> None:
+    ctl = ServerController(project=_project())
+    _start(qtbot, ctl)
+    gate = threading.Event()
+    ctl._control.submit(gate.wait)  # the control thread is busy (a slow start or stop)
+    try:
+        ctl.shutdown(timeout=0.05)
+        assert ctl.server.is_running and not ctl._pool.closed  # returned without waiting for it
+    finally:
+        gate.set()
+    qtbot.waitUntil(lambda: not ctl.server.is_running and ctl._pool.closed, timeout=WAIT)
+    ctl.shutdown()  # idempotent
