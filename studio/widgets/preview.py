@@ -11,7 +11,6 @@ from PySide6.QtCore import QStringListModel, Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QComboBox,
     QCompleter,
-    QGraphicsOpacityEffect,
     QGridLayout,
     QHBoxLayout,
     QLabel,
@@ -113,10 +112,6 @@ class PreviewPanel(QWidget):
         )
         self.stale_label.hide()
         self.pages = QStackedWidget(self.output)
-        self._stale_effect = QGraphicsOpacityEffect(self.pages)
-        self._stale_effect.setOpacity(0.45)
-        self._stale_effect.setEnabled(False)
-        self.pages.setGraphicsEffect(self._stale_effect)
         self.placeholder = QLabel("Pick a sample or type a URI, then press Read.", self.output)
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.placeholder.setStyleSheet("color: #888;")
@@ -327,7 +322,9 @@ class PreviewPanel(QWidget):
             self._prelude_changed or shown[0] != self.uri or shown[1] != self._reading_fields()
         )
         self.stale_label.setVisible(stale)
-        self._stale_effect.setEnabled(stale)
+        # Dimmed summary rather than a translucent content page: an opacity effect over a text view
+        # paints it dark, and the stale content stays readable and scrollable this way.
+        self.summary_label.setStyleSheet("color: #9e9e9e;" if stale else "")
 
     def _clear_tabs(self) -> None:
         while self.content_tabs.count():
