@@ -189,7 +189,7 @@ class ProjectFiles(QObject):
         if invalid:
             # Saved as written so nothing is lost; `serve` refuses the file until fixed.
             self.message_posted.emit(
-                f"Saved {written}; {len(invalid)} resource(s) with errors are not served: {', '.join(invalid)}", 10000
+                f"Saved {written}; {len(invalid)} resource(s) still have errors: {', '.join(invalid)}", 10000
             )
         else:
             self.message_posted.emit(f"Saved {written}", 4000)

@@ -601,3 +601,13 @@ def test_undoing_a_delete_selects_the_restored_resource(make_window, project_fil
     assert find(window, QLineEdit, "nameEdit").text() == "ticket"
     window.commands.redo.trigger()
     assert window.catalogue.current_name != "ticket"
+
+
+def test_saving_with_a_broken_snippet_does_not_claim_it_is_unserved(make_window, project_file, qtbot):
+    window = make_window()
+    window.open_project(project_file)
+    window.catalogue.select("readme")
+    type_snippet(qtbot, window, "def read(uri, params)\n    return 'broken'\n")
+    assert window.save()
+    message = window.statusBar().currentMessage()
+    assert "1 resource(s) still have errors: readme" in message and "not served" not in message
