@@ -30,6 +30,7 @@ from resources_qt.server.events import (
     SubscriptionRemoved,
     Traffic,
 )
+from resources_qt.server.factory import build_server
 from resources_qt.server.loopthread import LoopThread
 from resources_qt.server.reading import PreviewOutcome
 from resources_qt.server.reload import (
@@ -39,7 +40,7 @@ from resources_qt.server.reload import (
     apply_spec,
     served_specs,
 )
-from resources_qt.snippets import SnippetPool, bind_project, snippet_resource
+from resources_qt.snippets import SnippetPool, bind_project, create_pool, snippet_resource
 
 __all__ = ["ServerController"]
 
@@ -105,21 +106,11 @@ class ServerController(QObject):
     ) -> None:
         super().__init__(parent)
         self._project = project.copy()
-        self._pool = pool if pool is not None else _create_pool(self._project)
+        self._pool = pool if pool is not None else create_pool(self._project)
         self._specs: dict[str, ResourceSpec] = {}
         resources = bind_project(self._project, self._pool)
         self._specs = {spec.name: spec for spec in self._project.resources}
-        settings = self._project.server
-        self._server = ResourceServer(
-            resources,
-            name=settings.name,
-            version=settings.version,
-            instructions=settings.instructions,
-            page_size=settings.page_size,
-            cache=settings.cache,
-        )
-        self._server.enable_resource_notifications = settings.notifications
-        self._server.enable_resource_subscriptions = settings.subscriptions
+        self._server = build_server(self._project, resources)
         self._announce_edits = False
         self._pump = EventPump(parent=self)
         self._pump.drained.connect(self._on_drained)
@@ -155,8 +146,12 @@ class ServerController(QObject):
     def _set_announce_edits(self, value: bool) -> None:
         self._announce_edits = bool(value)
 
-    announce_edits = Property(bool, _get_announce_edits, _set_announce_edits)
-    """When on, edits applied while serving send `updated` (and `list_changed` for in-place renames)."""
+    announce_edits = Property(
+        bool,
+        _get_announce_edits,
+        _set_announce_edits,
+        doc="When on, edits applied while serving send `updated` (and `list_changed` for in-place renames).",
+    )
 
     def sessions(self) -> list[SessionInfo]:
         return self._server.sessions()
@@ -403,16 +398,6 @@ class ServerController(QObject):
             self.preview_finished.emit(event.outcome)
         elif isinstance(event, _Completions):
             self.completions_ready.emit(event.request_id, event.values)
-
-
-def _create_pool(project: Project) -> SnippetPool:
-    settings = project.server
-    return SnippetPool(
-        workers=settings.workers,
-        timeout=settings.reader_timeout,
-        memory_limit_mb=settings.memory_limit_mb,
-        prelude=project.prelude,
-    )
 
 
 def _log_failure(future: concurrent.futures.Future[Any]) -> None:

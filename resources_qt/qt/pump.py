@@ -24,7 +24,7 @@ class EventPump(QObject):
     """
 
     drained = Signal(list, list, list)
-    _wake = Signal()
+    _woken = Signal()
 
     def __init__(
         self, *, interval_ms: int = 50, traffic_limit: int = 5000, output_limit: int = 2000,
@@ -43,7 +43,7 @@ class EventPump(QObject):
         self._timer.setInterval(interval_ms)
         self._timer.timeout.connect(self._on_timeout)
         # Emitted from worker threads; Qt queues it onto this object's (the GUI) thread.
-        self._wake.connect(self._on_wake)
+        self._woken.connect(self._on_woken)
 
     def push(self, event: Any) -> None:
         self._events.append(event)
@@ -72,10 +72,10 @@ class EventPump(QObject):
                 return
             self._pending = True
             # Emitted under the lock so close() cannot slip in between the check and the emit.
-            self._wake.emit()
+            self._woken.emit()
 
     @Slot()
-    def _on_wake(self) -> None:
+    def _on_woken(self) -> None:
         if not self._timer.isActive():
             self._timer.start()
 

@@ -12,9 +12,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from resources_qt.project import Project, ProjectError, load_project
+from resources_qt.project import ProjectError, load_project
 from resources_qt.server.engine import ResourceServer
 from resources_qt.server.events import ServerEvent, ServerFailed
+from resources_qt.server.factory import build_server
+from resources_qt.snippets import bind_project, create_pool, snippet_resource
 
 __all__ = ["build_parser", "parse_address", "serve_main"]
 
@@ -88,25 +90,15 @@ def serve_main(argv: Sequence[str]) -> int:
         return _fail(str(exc))
     except ProjectError as exc:
         return _fail(str(exc))
-    try:
-        from resources_qt.snippets import SnippetPool, bind_project, snippet_resource
-    except ImportError as exc:  # pragma: no cover - the snippet runtime ships with the package
-        return _fail(f"the snippet runtime is unavailable: {exc}")
-
     settings = project.server
-    pool = SnippetPool(
-        workers=settings.workers,
-        timeout=settings.reader_timeout,
-        memory_limit_mb=settings.memory_limit_mb,
-        prelude=project.prelude,
-    )
+    pool = create_pool(project)
     watcher: Any = None
     server: ResourceServer | None = None
     # SIGTERM ends serving like Ctrl+C does, so snippet workers are reaped on the way out.
     previous_term = signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         pool.start()
-        server = _build_server(project, bind_project(project, pool))
+        server = build_server(project, bind_project(project, pool))
         failed = threading.Event()
 
         def observe(event: ServerEvent) -> None:
@@ -147,21 +139,6 @@ def serve_main(argv: Sequence[str]) -> int:
         if server is not None:
             server.close()
         pool.close()
-
-
-def _build_server(project: Project, resources: Any) -> ResourceServer:
-    settings = project.server
-    server = ResourceServer(
-        resources,
-        name=settings.name,
-        version=settings.version,
-        instructions=settings.instructions,
-        page_size=settings.page_size,
-        cache=settings.cache,
-    )
-    server.enable_resource_notifications = settings.notifications
-    server.enable_resource_subscriptions = settings.subscriptions
-    return server
 
 
 def _wait_until_stopped(server: ResourceServer) -> None:

@@ -12,7 +12,7 @@ from resources_qt.collection import Resources
 from resources_qt.errors import INVALID_PARAMS, OPERATION_FAILED, ResourceError
 from resources_qt.resource import Resource
 
-__all__ = ["MAX_VALUES", "complete_values", "find_template"]
+__all__ = ["MAX_VALUES", "complete_values", "find_template", "require_template"]
 
 MAX_VALUES = 100
 """The spec caps a completion answer at 100 values; `total`/`hasMore` tell the rest."""
@@ -56,6 +56,7 @@ async def complete_values(
 
 
 def require_template(resources: Resources, ref_uri: str) -> Resource:
+    """The resource a `ref/resource` names, or -32602 naming the unknown URI."""
     resource = find_template(resources, ref_uri)
     if resource is None:
         raise MCPError(INVALID_PARAMS, f"Unknown resource template: {ref_uri}", {"uri": ref_uri})

@@ -274,7 +274,7 @@ class ResourceServer:
         if self._uvicorn is not None:
             uvicorn_server = self._uvicorn
             # End open streams first so uvicorn's graceful shutdown has nothing to wait for.
-            future = self.submit_while_stopping(self._end_streams())
+            future = self._submit(self._end_streams(), while_stopping=True)
             if future is not None:
                 try:
                     future.result(timeout=5)
@@ -320,7 +320,8 @@ class ResourceServer:
         self._failure = None
         self._uvicorn = None
         self._url = self._port = None
-        self._list_changed_pending = False
+        with self._state_lock:
+            self._list_changed_pending = False
         return self
 
     def _launch(self, main: Callable[[], Any], ready: threading.Event, name: str) -> None:
@@ -335,16 +336,6 @@ class ResourceServer:
             message = self._failure or "The server did not start in time"
             self.stop()
             raise RuntimeError(message)
-
-    def submit_while_stopping(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T] | None:
-        thread = self._thread
-        if thread is None or not thread.is_alive() or thread.in_loop_thread():
-            coro.close()
-            return None
-        try:
-            return thread.submit(coro)
-        except RuntimeError:
-            return None
 
     async def _end_streams(self) -> None:
         self._close_listens()
@@ -447,10 +438,23 @@ class ResourceServer:
 
         Returns None (and closes the coroutine) when the server is not running.
         """
+        return self._submit(coro)
+
+    def _submit(
+        self, coro: Coroutine[Any, Any, T], *, while_stopping: bool = False
+    ) -> concurrent.futures.Future[T] | None:
+        # `while_stopping`: stop() itself schedules clean-up and waits for it,
+        # which must not happen from the loop thread (it would wait on itself).
         thread = self._thread
-        if thread is None or not thread.is_alive() or self._stopping:
+        refused = (
+            thread is None
+            or not thread.is_alive()
+            or (thread.in_loop_thread() if while_stopping else self._stopping)
+        )
+        if refused:
             coro.close()
             return None
+        assert thread is not None
         try:
             return thread.submit(coro)
         except RuntimeError:
@@ -474,22 +478,27 @@ class ResourceServer:
             logger.debug("Notification dropped: the server loop has stopped")
 
     async def _broadcast_list_changed(self) -> None:
-        self._list_changed_pending = False
+        with self._state_lock:
+            self._list_changed_pending = False
         await self.notifier.list_changed()
 
     def _on_collection_change(self, kind: ChangeKind, resource: Resource) -> None:
-        # Called on whichever thread mutated the collection; a burst of changes
-        # (a project reload, clear()) coalesces into one notification.
-        if not self.enable_resource_notifications or self._list_changed_pending:
+        # Called on whichever thread mutated the collection (GUI, watcher, server);
+        # a burst of changes (a project reload, clear()) coalesces into one notification.
+        if not self.enable_resource_notifications:
             return
         thread = self._thread
         if thread is None or not thread.is_alive() or self._stopping:
             return
-        self._list_changed_pending = True
+        with self._state_lock:
+            if self._list_changed_pending:
+                return
+            self._list_changed_pending = True
         try:
             thread.submit(self._broadcast_list_changed())
         except RuntimeError:
-            self._list_changed_pending = False
+            with self._state_lock:
+                self._list_changed_pending = False
 
     # -- preview ---------------------------------------------------------------
 

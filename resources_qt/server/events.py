@@ -82,7 +82,7 @@ class SubscriptionRemoved:
     uri: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Traffic:
     """One JSON-RPC message in or out; `session_id` is None for sessionless 2026-07-28 requests."""
 
@@ -97,7 +97,7 @@ TrafficEntry = Traffic
 """The name the Qt facade's `traffic_logged` batches use."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class NotificationSent:
     """A change notification went out to `recipients` subscribers (`uri` empty for list_changed)."""
 

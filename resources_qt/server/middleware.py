@@ -12,7 +12,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
-from resources_qt.server.events import Traffic
+from resources_qt.server.events import Direction, Traffic
 
 if TYPE_CHECKING:
     from resources_qt.server.engine import ResourceServer
@@ -62,7 +62,7 @@ class EngineMiddleware:
                 message["id"] = ctx.request_id
             if ctx.params is not None:
                 message["params"] = dict(ctx.params)
-            engine.emit(Traffic(_now(), session_id, "in", ctx.method, message))
+            engine.emit(_traffic(session_id, "in", ctx.method, message))
         try:
             result = await call_next(ctx)
         except MCPError as exc:
@@ -70,22 +70,22 @@ class EngineMiddleware:
                 error = {"code": exc.code, "message": exc.message}
                 if exc.data is not None:
                     error["data"] = exc.data
-                engine.emit(Traffic(_now(), session_id, "out", ctx.method, _reply(ctx, error=error)))
+                engine.emit(_traffic(session_id, "out", ctx.method, _reply(ctx, error=error)))
             raise
         except PydanticValidationError:
             if observing and ctx.request_id is not None:
                 error = {"code": -32602, "message": "Invalid request parameters"}
-                engine.emit(Traffic(_now(), session_id, "out", ctx.method, _reply(ctx, error=error)))
+                engine.emit(_traffic(session_id, "out", ctx.method, _reply(ctx, error=error)))
             raise
         if ctx.method == "initialize":
             engine.open_legacy_session(ctx, result)
         if observing and ctx.request_id is not None:
-            engine.emit(Traffic(_now(), session_id, "out", ctx.method, _reply(ctx, result=_plain(result))))
+            engine.emit(_traffic(session_id, "out", ctx.method, _reply(ctx, result=_plain(result))))
         return result
 
 
-def _now() -> datetime:
-    return datetime.now(UTC)
+def _traffic(session_id: str | None, direction: Direction, method: str, message: dict[str, Any]) -> Traffic:
+    return Traffic(time=datetime.now(UTC), session_id=session_id, direction=direction, method=method, message=message)
 
 
 def _plain(result: HandlerResult) -> Mapping[str, Any]:

@@ -42,7 +42,7 @@ class Notifier:
         for session in self._registry.list_listeners():
             if await self._deliver(session, LIST_CHANGED, "", session.send_list_changed()):
                 sent += 1
-        self._emit(NotificationSent(LIST_CHANGED, "", sent))
+        self._emit(NotificationSent(method=LIST_CHANGED, uri="", recipients=sent))
         return sent
 
     async def updated(self, uri: str, only: str | None = None) -> int:
@@ -54,7 +54,7 @@ class Notifier:
         for session in targets:
             if await self._deliver(session, UPDATED, uri, session.send_updated(uri)):
                 sent += 1
-        self._emit(NotificationSent(UPDATED, uri, sent))
+        self._emit(NotificationSent(method=UPDATED, uri=uri, recipients=sent))
         return sent
 
     async def _deliver(self, session: Session, method: str, uri: str, send: Awaitable[None]) -> bool:
@@ -69,5 +69,7 @@ class Notifier:
             message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
             if uri:
                 message["params"] = {"uri": uri}
-            self._emit(Traffic(datetime.now(UTC), session.id, "out", method, message))
+            self._emit(
+                Traffic(time=datetime.now(UTC), session_id=session.id, direction="out", method=method, message=message)
+            )
         return True

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from mcp.shared.exceptions import MCPError
@@ -58,7 +58,6 @@ class PreviewOutcome:
     error_message: str | None = None
     error_data: Any = None
     elapsed_ms: float = 0.0
-    extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:

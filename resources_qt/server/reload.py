@@ -7,6 +7,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from mcp.shared.uri_template import UriTemplate
+
 from resources_qt.collection import Resources
 from resources_qt.errors import ValidationError
 from resources_qt.project import Project, ResourceSpec
@@ -152,8 +154,8 @@ def served_specs(resources: Resources, old: Project, new: Project, summary: Chan
 def uris_of(server: ResourceServer, names: Iterable[str], old_keys: dict[str, str]) -> list[str]:
     """The subscribed concrete URIs whose resource is among `names` (or was, under its old URI)."""
     wanted = set(names)
-    old_uris = {key for key in old_keys.values() if not _is_template(key)}
-    old_templates = [compile_template(key) for key in old_keys.values() if _is_template(key)]
+    old_uris = {key for key in old_keys.values() if not UriTemplate.is_template(key)}
+    old_templates = [compile_template(key) for key in old_keys.values() if UriTemplate.is_template(key)]
     uris: set[str] = set()
     for uri in server.subscribed_uris():
         if uri in old_uris or any(t.match(uri) is not None for t in old_templates):
@@ -168,10 +170,6 @@ def uris_of(server: ResourceServer, names: Iterable[str], old_keys: dict[str, st
         if match is not None and match.resource.name in wanted:
             uris.add(uri)
     return sorted(uris)
-
-
-def _is_template(key: str) -> bool:
-    return "{" in key
 
 
 async def announce_changes(server: ResourceServer, summary: ChangeSummary) -> None:

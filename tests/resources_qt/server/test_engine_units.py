@@ -11,10 +11,11 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from resources_qt import Resource, Resources
-from resources_qt.project import Project, ResourceSpec
+from resources_qt.project import Project, ResourceSpec, ServerSettings
 from resources_qt.server import ResourceServer
 from resources_qt.server.completion import complete_values
 from resources_qt.server.events import NotificationSent
+from resources_qt.server.factory import build_server
 from resources_qt.server.loopthread import LoopThread
 from resources_qt.server.notify import Notifier
 from resources_qt.server.paging import ListingCache, decode_cursor, encode_cursor
@@ -244,3 +245,18 @@ def test_a_cursor_is_tied_to_its_listing() -> None:
         with pytest.raises(MCPError) as info:
             call(cursor, 1)
         assert info.value.code == -32602
+
+
+def test_event_records_with_many_fields_are_keyword_only() -> None:
+    with pytest.raises(TypeError):
+        NotificationSent("notifications/resources/updated", "x://1", 1)  # type: ignore[misc]
+    sent = NotificationSent(method="notifications/resources/updated", uri="x://1", recipients=1)
+    assert (sent.method, sent.uri, sent.recipients) == ("notifications/resources/updated", "x://1", 1)
+
+
+def test_build_server_follows_the_project_settings() -> None:
+    project = Project(server=ServerSettings(name="built", version="9", instructions="hi", page_size=7,
+                                            notifications=True, subscriptions=False))
+    server = build_server(project, Resources())
+    assert (server.name, server.version, server.instructions, server.page_size) == ("built", "9", "hi", 7)
+    assert server.enable_resource_notifications and not server.enable_resource_subscriptions
