@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import copy
 import logging
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import replace
@@ -185,7 +186,8 @@ class ServerController(QObject):
         if old is not None:
             self._specs.pop(old.name, None)
         if spec is not None:
-            self._specs[spec.name] = spec
+            # A copy: the caller may keep editing its spec, and the next call must see that as a change.
+            self._specs[spec.name] = copy.deepcopy(spec)
         self._project.resources = list(self._specs.values())
         self._announce(summary)
 

@@ -191,3 +191,15 @@ def test_shutdown_waits_only_briefly_and_finishes_in_the_background(qtbot: Any) 
         gate.set()
     qtbot.waitUntil(lambda: not ctl.server.is_running and ctl._pool.closed, timeout=WAIT)
     ctl.shutdown()  # idempotent
+
+
+def test_a_spec_edited_after_it_was_applied_is_still_a_change(qtbot: Any, controller: ServerController) -> None:
+    spec = ResourceSpec(name="note", uri="demo://note", mime_type="text/plain",
+                        reader="def read(uri, params):\n    return 'first'\n")
+    controller.apply_resource(None, spec)
+    spec.reader = "def read(uri, params):\n    return 'second'\n"  # the caller keeps its object
+    controller.apply_resource("note", spec)
+    with qtbot.waitSignal(controller.preview_finished, timeout=WAIT) as done:
+        controller.preview("demo://note")
+    outcome: PreviewOutcome = done.args[0]
+    assert outcome.contents is not None and outcome.contents[0].text == "second"
