@@ -118,6 +118,10 @@ def build_app(
     )
 
 
+KEEP_ALIVE_SECONDS = 30
+"""How long an idle HTTP connection stays open for the client's next request."""
+
+
 def bind_socket(host: str, port: int) -> socket.socket:
     """Bind and listen before uvicorn starts, so a busy port fails in the caller's thread."""
     family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
@@ -163,6 +167,10 @@ async def serve_uvicorn(
         access_log=False,
         lifespan="on",
         timeout_graceful_shutdown=graceful_timeout,
+        # Longer than common clients' pool expiry (httpx: 5 s, uvicorn's own
+        # default): with equal values a request can race the server's close
+        # of an idle connection and fail with a read error (bench/analysis.md).
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
         ws="none",
     )
     server = uvicorn.Server(config)
