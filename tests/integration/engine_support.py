@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import mcp_types as types
 from mcp import Client
 
 from resources_qt import CacheHint, Resource, Resources
+from resources_qt.server import ResourceServer
+from resources_qt.server.sessions import LegacySession
 
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489")
 MODES = ("legacy", "2026-07-28")
@@ -70,11 +74,38 @@ def blob_bytes(content: Any) -> bytes:
     return base64.b64decode(content.blob)
 
 
+PRIME = "prime://"
+"""Prefix of the notifications `settle_legacy` sends; the clients `connect` makes never pass them on."""
+
+
+class _Primer:
+    """Wraps a client's message handler: records priming notifications and swallows them."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.primed = asyncio.Event()
+
+    async def __call__(self, message: Any) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification) and message.params.uri.startswith(PRIME):
+            self.primed.set()
+            return
+        if self.inner is not None:
+            await self.inner(message)
+
+
+_primers: dict[int, _Primer] = {}
+
+
 @asynccontextmanager
-async def connect(target: Any, mode: str, **kwargs: Any) -> AsyncIterator[Client]:
-    client = Client(target, mode=mode, read_timeout_seconds=TIMEOUT, **kwargs)
-    async with client:
-        yield client
+async def connect(target: Any, mode: str, *, message_handler: Any = None, **kwargs: Any) -> AsyncIterator[Client]:
+    primer = _Primer(message_handler)
+    client = Client(target, mode=mode, read_timeout_seconds=TIMEOUT, message_handler=primer, **kwargs)
+    _primers[id(client)] = primer
+    try:
+        async with client:
+            yield client
+    finally:
+        del _primers[id(client)]
 
 
 async def wait_for(predicate: Any, timeout: float = TIMEOUT) -> None:
@@ -85,12 +116,29 @@ async def wait_for(predicate: Any, timeout: float = TIMEOUT) -> None:
         await asyncio.sleep(0.02)
 
 
-async def settle_legacy(client: Client) -> None:
-    """Let a legacy HTTP client open its standalone GET stream.
+async def settle_legacy(client: Client, server: ResourceServer) -> None:
+    """Wait until a legacy HTTP client's standalone GET stream delivers notifications.
 
     The SDK client opens it in the background after the handshake, and
     server notifications sent before it exists are dropped by design
-    (they are best-effort), so tests expecting one wait for it first.
+    (they are best-effort), so tests expecting one wait for it first: a
+    priming notification goes to every handshake-era session until this
+    client reports one (the others' `connect` wrappers swallow it too).
     """
-    await client.list_resources(cursor=None, cache_mode="bypass")
-    await asyncio.sleep(0.3)
+    primer = _primers[id(client)]
+    deadline = asyncio.get_running_loop().time() + TIMEOUT
+    while not primer.primed.is_set():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("the client's notification stream never opened")
+        future = server.submit(_prime_all(server))
+        assert future is not None, "the server is not running"
+        await asyncio.wrap_future(future)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(primer.primed.wait(), 0.05)
+
+
+async def _prime_all(server: ResourceServer) -> None:
+    # Straight through each session's SDK connection: works whatever the engine's switches say.
+    for session in server.registry.all():
+        if isinstance(session, LegacySession):
+            await session.connection.send_resource_updated(f"{PRIME}{session.id}")

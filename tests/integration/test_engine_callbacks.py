@@ -81,7 +81,7 @@ async def test_sends_work_from_another_threads_loop(server: ResourceServer) -> N
             got.append(message.params.uri)
 
     async with connect(url, "legacy", message_handler=handler) as client:
-        await settle_legacy(client)
+        await settle_legacy(client, server)
         await client.subscribe_resource("doc://base")
         errors: list[BaseException] = []
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import mcp_types as types
@@ -146,8 +145,8 @@ async def test_legacy_subscribe_update_unsubscribe_and_per_session(live_server: 
 
     async with connect(live_server.url, "legacy", message_handler=await into(inbox_a)) as a, \
             connect(live_server.url, "legacy", message_handler=await into(inbox_b)) as b:
-        await settle_legacy(a)
-        await settle_legacy(b)
+        await settle_legacy(a, live_server)
+        await settle_legacy(b, live_server)
         await a.subscribe_resource("tickets://7/attachment")
         await b.subscribe_resource("tickets://7/attachment")
         await b.subscribe_resource("config://app/settings")
@@ -165,10 +164,14 @@ async def test_legacy_subscribe_update_unsubscribe_and_per_session(live_server: 
         await wait_for(lambda: len(inbox_b) == 2)
         await a.unsubscribe_resource("tickets://7/attachment")
         await live_server.send_resource_updated("tickets://7/attachment")
-        await wait_for(lambda: len(inbox_b) == 3)
-        await asyncio.sleep(0.1)
-    assert inbox_a == ["tickets://7/attachment"]
-    assert inbox_b == ["tickets://7/attachment", "config://app/settings", "tickets://7/attachment"]
+        # A marker both still receive: whatever was sent before it has arrived by then.
+        await a.subscribe_resource("tickets://marker/attachment")
+        await b.subscribe_resource("tickets://marker/attachment")
+        await live_server.send_resource_updated("tickets://marker/attachment")
+        await wait_for(lambda: "tickets://marker/attachment" in inbox_a and "tickets://marker/attachment" in inbox_b)
+    assert inbox_a == ["tickets://7/attachment", "tickets://marker/attachment"]
+    assert inbox_b == ["tickets://7/attachment", "config://app/settings", "tickets://7/attachment",
+                       "tickets://marker/attachment"]
 
 
 async def test_modern_listen_receives_updates_and_list_changes(live_server: ResourceServer) -> None:
@@ -196,9 +199,11 @@ async def test_legacy_list_changed_on_add_and_remove_and_in_place_edit(live_serv
     async def handler(message: Any) -> None:
         if isinstance(message, types.ResourceListChangedNotification):
             changes.append("changed")
+        elif isinstance(message, types.ResourceUpdatedNotification):
+            changes.append(message.params.uri)
 
     async with connect(live_server.url, "legacy", message_handler=handler) as client:
-        await settle_legacy(client)
+        await settle_legacy(client, live_server)
         live_server.resources.add_resource(Resource(name="added", uri="added://1", reader=lambda uri: "a"))
         await wait_for(lambda: len(changes) == 1)
         listed = await client.list_resources(cursor=None)
@@ -206,10 +211,14 @@ async def test_legacy_list_changed_on_add_and_remove_and_in_place_edit(live_serv
         live_server.resources.remove("added")
         await wait_for(lambda: len(changes) == 2)
         live_server.resources.get("settings").title = "Renamed"  # in place: no notification by itself
-        await asyncio.sleep(0.2)
-        assert len(changes) == 2
+        # A marker sent afterwards: anything the edit sent would have arrived before it.
+        await client.subscribe_resource("tickets://marker/attachment")
+        await live_server.send_resource_updated("tickets://marker/attachment")
+        await wait_for(lambda: "tickets://marker/attachment" in changes)
+        assert changes == ["changed", "changed", "tickets://marker/attachment"]
         await live_server.send_resources_changed()
-        await wait_for(lambda: len(changes) == 3)
+        await wait_for(lambda: len(changes) == 4)
+        assert changes[-1] == "changed"
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -260,7 +269,7 @@ async def test_a_blank_subscription_is_refused_and_edits_still_reach_the_others(
 
     async with connect(live_server.url, "legacy", message_handler=handler) as client, \
             connect(live_server.url, "2026-07-28") as modern:
-        await settle_legacy(client)
+        await settle_legacy(client, live_server)
         with pytest.raises(MCPError) as info:
             await client.subscribe_resource(" ")
         assert (info.value.code, info.value.error.data) == (-32602, {"uri": " "})

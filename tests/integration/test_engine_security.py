@@ -136,7 +136,7 @@ async def test_switched_off_capabilities(quiet_server: ResourceServer, mode: str
             with pytest.raises(MCPError) as info:
                 await client.subscribe_resource("config://app/settings")
             assert info.value.code == -32601
-            await settle_legacy(client)
+            await settle_legacy(client, quiet_server)
         else:
             async with connect(url, "auto") as probing:  # server/discover
                 assert probing.protocol_version == "2026-07-28"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -15,6 +16,8 @@ from PySide6.QtWidgets import QApplication
 
 from resources_qt.project import Project, ResourceSpec, ServerSettings
 from resources_qt.qt import PreviewOutcome, ServerController, SessionInfo, TrafficEntry
+from resources_qt.server import ResourceServer
+from resources_qt.server.sessions import LegacySession
 
 pytestmark = pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
 
@@ -57,8 +60,9 @@ def _start(qtbot: Any, controller: ServerController) -> str:
 class ClientThread:
     """An SDK client living on its own thread and loop while the test drives the GUI."""
 
-    def __init__(self, url: str, script: Callable[[Client], Any], mode: str = "legacy") -> None:
-        self.url, self.script, self.mode = url, script, mode
+    def __init__(self, server: ResourceServer, script: Callable[[Client], Any], mode: str = "legacy") -> None:
+        assert server.url is not None
+        self.server, self.url, self.script, self.mode = server, server.url, script, mode
         self.release = threading.Event()
         self.ready = threading.Event()
         self.notifications: list[Any] = []
@@ -75,20 +79,46 @@ class ClientThread:
             self.ready.set()
 
     async def _main(self) -> None:
+        primed = asyncio.Event()
+
         async def handler(message: Any) -> None:
-            self.notifications.append(message)
+            if isinstance(message, types.ResourceUpdatedNotification) and message.params.uri.startswith(PRIME):
+                primed.set()
+            else:
+                self.notifications.append(message)
 
         async with Client(self.url, mode=self.mode, message_handler=handler, read_timeout_seconds=15) as client:
             self.result = await self.script(client)
-            await asyncio.sleep(0.3)  # let the legacy GET stream open
+            await self._settle(primed)
             self.ready.set()
             while not self.release.is_set():
                 await asyncio.sleep(0.02)
+
+    async def _settle(self, primed: asyncio.Event) -> None:
+        # The legacy GET stream opens in the background and notifications sent
+        # before it exists are dropped: prime until one arrives.
+        deadline = asyncio.get_running_loop().time() + 15
+        while not primed.is_set():
+            assert asyncio.get_running_loop().time() < deadline, "the notification stream never opened"
+            future = self.server.submit(_prime_all(self.server))
+            assert future is not None
+            await asyncio.wrap_future(future)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(primed.wait(), 0.05)
 
     def close(self) -> None:
         self.release.set()
         self.thread.join(15)
         assert not self.thread.is_alive()
+
+
+PRIME = "prime://"
+
+
+async def _prime_all(server: ResourceServer) -> None:
+    for session in server.registry.all():
+        if isinstance(session, LegacySession):
+            await session.connection.send_resource_updated(f"{PRIME}{session.id}")
 
 
 def test_signals_arrive_on_the_gui_thread(qtbot: Any, controller: ServerController) -> None:
@@ -97,14 +127,14 @@ def test_signals_arrive_on_the_gui_thread(qtbot: Any, controller: ServerControll
     traffic: list[TrafficEntry] = []
     controller.session_opened.connect(lambda info: (threads.append(_on_gui_thread()), opened.append(info)))
     controller.traffic_logged.connect(lambda batch: (threads.append(_on_gui_thread()), traffic.extend(batch)))
-    url = _start(qtbot, controller)
+    _start(qtbot, controller)
 
     async def script(client: Client) -> Any:
         await client.subscribe_resource("demo://hello")
         return await client.read_resource("demo://items/7")
 
     with qtbot.waitSignal(controller.subscription_added, timeout=WAIT) as added:
-        client = ClientThread(url, script)
+        client = ClientThread(controller.server, script)
         assert client.ready.wait(20) and client.error is None
     assert added.args[1] == "demo://hello"
     assert client.result.contents[0].text == "item 7"
@@ -129,13 +159,13 @@ def test_signals_arrive_on_the_gui_thread(qtbot: Any, controller: ServerControll
 
 
 def test_announce_edits_sends_updates_for_changed_resources(qtbot: Any, controller: ServerController) -> None:
-    url = _start(qtbot, controller)
+    _start(qtbot, controller)
 
     async def script(client: Client) -> None:
         await client.subscribe_resource("demo://hello")
         await client.subscribe_resource("demo://items/3")
 
-    client = ClientThread(url, script)
+    client = ClientThread(controller.server, script)
     assert client.ready.wait(20) and client.error is None
     sent: list[tuple[str, str, int]] = []
     controller.notification_sent.connect(lambda *args: sent.append(tuple(args)))

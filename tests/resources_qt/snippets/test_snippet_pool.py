@@ -7,6 +7,7 @@ import base64
 import os
 import signal
 import threading
+from pathlib import Path
 
 import pytest
 from snippet_support import complete, healthy, read, read_text
@@ -99,12 +100,27 @@ def test_completions(pool: SnippetPool) -> None:
     assert asyncio.run(pool.complete(key="c", source=async_source, variable="v", value="a", context={})) == ["a!"]
 
 
-def test_slow_reader_does_not_hold_up_fast_ones(pool: SnippetPool) -> None:
-    slow_source = "import time\ndef read(uri, params):\n    time.sleep(1.2)\n    return 'slow'\n"
+def _gated(gate: Path, result: str) -> str:
+    """A reader that holds its worker until the test creates `gate`."""
+    return (
+        "import os, time\n"
+        "def read(uri, params):\n"
+        f"    while not os.path.exists({str(gate)!r}):\n"
+        "        time.sleep(0.01)\n"
+        f"    return {result}\n"
+    )
+
+
+def test_slow_reader_does_not_hold_up_fast_ones(pool: SnippetPool, tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    slow_source = _gated(gate, "'slow'")
     slow = [pool.submit_read(key="slow", source=slow_source, uri="t://slow", params={}) for _ in range(2)]
     # Both workers are busy now; the pool grows instead of queueing behind them.
-    assert healthy(pool)
-    assert not any(future.done() for future in slow)
+    try:
+        assert healthy(pool)
+        assert not any(future.done() for future in slow)
+    finally:
+        gate.touch()
     assert [future.result(30)[0].text for future in slow] == ["slow", "slow"]
 
 
@@ -193,13 +209,17 @@ def test_bad_arguments_are_rejected_where_they_enter(pool: SnippetPool) -> None:
         SnippetPool(memory_limit_mb=1)
 
 
-def test_single_worker_grows_for_a_fast_read_and_queues_beyond(solo_pool: SnippetPool) -> None:
-    slow_source = "import time\ndef read(uri, params):\n    time.sleep(0.8)\n    return uri\n"
+def test_single_worker_grows_for_a_fast_read_and_queues_beyond(solo_pool: SnippetPool, tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    slow_source = _gated(gate, "uri")
     slow = solo_pool.submit_read(key="slow", source=slow_source, uri="t://slow", params={})
-    assert healthy(solo_pool)
-    assert not slow.done()
-    # More slow reads than the pool may grow to: they queue, and all complete.
-    more = [solo_pool.submit_read(key="slow", source=slow_source, uri=f"t://{i}", params={}) for i in range(3)]
+    try:
+        assert healthy(solo_pool)
+        assert not slow.done()
+        # More slow reads than the pool may grow to: they queue, and all complete.
+        more = [solo_pool.submit_read(key="slow", source=slow_source, uri=f"t://{i}", params={}) for i in range(3)]
+    finally:
+        gate.touch()
     assert [f.result(30)[0].text for f in more] == ["t://0", "t://1", "t://2"]
     assert slow.result(30)[0].text == "t://slow"
 
