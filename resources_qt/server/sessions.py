@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -17,7 +18,7 @@ __all__ = ["LegacySession", "ListenSession", "Session", "SessionRegistry"]
 logger = logging.getLogger(__name__)
 
 
-class Session:
+class Session(ABC):
     """A subscriber the engine can notify; subclasses know how to reach their client."""
 
     kind: Literal["session", "listen"] = "session"
@@ -54,11 +55,13 @@ class Session:
             kind=self.kind,
         )
 
+    @abstractmethod
     async def send_updated(self, uri: str) -> None:
-        raise NotImplementedError
+        """Deliver notifications/resources/updated for `uri`."""
 
+    @abstractmethod
     async def send_list_changed(self) -> None:
-        raise NotImplementedError
+        """Deliver notifications/resources/list_changed."""
 
     def close(self) -> None:
         """Ask the transport side to end this subscriber (server stop)."""
