@@ -314,17 +314,7 @@ def test_window_layout_and_last_project_are_remembered(make_window, project_file
 
 
 def test_preview_variables_are_completed_by_the_completion_snippet(make_window, project_file, qtbot):
-    window = make_window()
-    window.open_project(project_file)
-    spec = window.document.spec("ticket")
-    spec.completions = {}  # a static list would take precedence over the snippet
-    spec.complete = (
-        "def complete(name, value, context):\n"
-        "    return [t for t in ('1001', '1002', '2001') if t.startswith(value)]\n"
-    )
-    window.document.update_resource("ticket", spec)
-    window.catalogue.select("ticket")
-    window.show()
+    window = _completing_ticket_window(make_window, project_file)
     edit = window.editor.preview.variable_edit("id")
     assert edit is not None
     edit.clear()
