@@ -10,6 +10,8 @@ from pathlib import Path
 
 logger = logging.getLogger(__name__)
 
+from resources_qt.address import parse_http_address
+
 __all__ = ["DEFAULT_EXAMPLE", "bundled_example", "parse_http", "run_app"]
 
 DEFAULT_EXAMPLE = "support_desk.toml"
@@ -29,15 +31,7 @@ def bundled_example(name: str = DEFAULT_EXAMPLE) -> Path | None:
 
 def parse_http(value: str) -> tuple[str, int]:
     """`[HOST:]PORT` as (host, port); the host defaults to the loopback address."""
-    host, _, port_text = value.rpartition(":")
-    host = host.strip("[]") or "127.0.0.1"
-    try:
-        port = int(port_text)
-    except ValueError:
-        raise ValueError(f"--http expects [HOST:]PORT, not {value!r}") from None
-    if not 0 <= port <= 65535:
-        raise ValueError(f"--http port must be between 0 and 65535, not {port}")
-    return host, port
+    return parse_http_address(value)
 
 
 def run_app(project: str | None = None, http: str | None = None, stdio: bool = False) -> int:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from resources_qt.address import parse_http_address
 from resources_qt.project import ProjectError, load_project
 from resources_qt.server.engine import ResourceServer
 from resources_qt.server.events import ServerEvent, ServerFailed
@@ -49,20 +50,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def parse_address(text: str) -> tuple[str, int]:
-    """`PORT`, `HOST:PORT` or `[IPV6]:PORT` -> (host, port); the host defaults to 127.0.0.1."""
-    host, sep, port_text = text.rpartition(":")
-    if not sep:
-        host, port_text = "127.0.0.1", text
-    host = host.strip() or "127.0.0.1"
-    if host.startswith("[") and host.endswith("]"):
-        host = host[1:-1]
+    """`PORT`, `HOST:PORT` or `[IPV6]:PORT` -> (host, port); see `resources_qt.address`."""
     try:
-        port = int(port_text)
-    except ValueError:
-        raise _UsageError(f"--http expects [HOST:]PORT, not {text!r}") from None
-    if not 0 <= port <= 65535:
-        raise _UsageError(f"port {port} is out of range (0-65535)")
-    return host, port
+        return parse_http_address(text)
+    except ValueError as exc:
+        raise _UsageError(str(exc)) from None
 
 
 def _fail(message: str) -> int:
