@@ -62,7 +62,7 @@ async def _load(url: str, clients: int, seconds: float) -> Run:
                     result = await session.read(SMALL_URI)
                     if result["contents"][0]["text"] != SMALL_TEXT:
                         errors += 1
-                except Exception:  # noqa: BLE001 - every failure counts as an error
+                except Exception:
                     errors += 1
                 latencies.append((time.perf_counter() - start) * 1000)
 
@@ -140,8 +140,8 @@ def run(quick: bool) -> list[Row]:
     extra: dict[str, float] = {}
     details, rps_ratios, p99_ratios = [], [], []
     for clients, (a_runs, b_runs) in results.items():
-        rps = median([a.rps / b.rps for a, b in zip(a_runs, b_runs)])
-        p99 = median([a.p99 / b.p99 for a, b in zip(a_runs, b_runs)])
+        rps = median([a.rps / b.rps for a, b in zip(a_runs, b_runs, strict=True)])
+        p99 = median([a.p99 / b.p99 for a, b in zip(a_runs, b_runs, strict=True)])
         rps_ratios.append(rps)
         p99_ratios.append(p99)
         errors = sum(r.errors for r in a_runs), sum(r.errors for r in b_runs)
@@ -158,7 +158,8 @@ def run(quick: bool) -> list[Row]:
         details.append(
             f"{clients} client(s): ours {extra[f'read_rps_ours_c{clients}']:.0f} rps p99 "
             f"{extra[f'read_p99_ms_ours_c{clients}']:.1f} ms, SDK {extra[f'read_rps_sdk_c{clients}']:.0f} rps p99 "
-            f"{extra[f'read_p99_ms_sdk_c{clients}']:.1f} ms, ratios x{rps:.2f} / x{p99:.2f}, errors {errors[0]}/{errors[1]}"
+            f"{extra[f'read_p99_ms_sdk_c{clients}']:.1f} ms, ratios x{rps:.2f} / x{p99:.2f}, "
+            f"errors {errors[0]}/{errors[1]}"
         )
     # The headline is the worse of the two concurrency levels: the goal must hold at both.
     rps_worst, p99_worst = min(rps_ratios), max(p99_ratios)

@@ -6,6 +6,7 @@ It talks raw httpx so the client's own cost is small and the same for both syste
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import re
@@ -105,7 +106,5 @@ class RpcSession:
 
     async def close(self) -> None:
         if self.session_id:
-            try:
+            with contextlib.suppress(TimeoutError, httpx.HTTPError):
                 await asyncio.wait_for(self.client.delete(self.url, headers=self._headers()), REQUEST_TIMEOUT)
-            except (TimeoutError, httpx.HTTPError):
-                pass

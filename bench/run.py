@@ -52,7 +52,7 @@ def table(rows: list[Row]) -> list[str]:
     head = ["benchmark", "key", "value", "goal", "verdict"]
     body = [[r.label, r.key, _format(r.value, r.unit), r.goal or "-", _verdict(r)] for r in rows]
     widths = [max(len(line[i]) for line in [head, *body]) for i in range(len(head))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths)) for line in [head, *body]]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)) for line in [head, *body]]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return lines
 
@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"... {name}", flush=True)
         try:
             rows.extend(_runner(module)(args.quick))
-        except Exception as exc:  # noqa: BLE001 - report and go on with the others
+        except Exception as exc:
             notes.append(f"suite {name} failed: {type(exc).__name__}: {exc}")
             print(f"    failed: {exc}", flush=True)
         print(f"    {time.perf_counter() - t0:.1f} s", flush=True)

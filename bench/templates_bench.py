@@ -51,7 +51,7 @@ def build_sdk(n: int, shared_prefix: bool = False) -> ResourceManager:
         args = [a.split("}")[0] for group in names for a in group]
         # The SDK insists that the function's parameters equal the template's variables.
         ns: dict[str, object] = {}
-        exec(f"def f_{i}({', '.join(args)}):\n    return 'x'\n", ns)  # noqa: S102 - benchmark fixture
+        exec(f"def f_{i}({', '.join(args)}):\n    return 'x'\n", ns)
         manager.add_template(ns[f"f_{i}"], template, name=f"t{i}")  # type: ignore[arg-type]
     del fn
     return manager
