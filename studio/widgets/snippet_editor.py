@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from PySide6.QtCore import QEvent, QRect, QSize, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import (
     QColor,
@@ -79,6 +81,8 @@ class SnippetEditor(QPlainTextEdit):
         self._gutter = _Gutter(self)
         self._diagnostic: tuple[int, int, str] | None = None
         self._loading = False
+        self._prelude = ""
+        self._variables: tuple[str, ...] = ()
         self._debounce = QTimer(self)
         self._debounce.setSingleShot(True)
         self._debounce.setInterval(EDIT_DEBOUNCE_MS)
@@ -106,6 +110,16 @@ class SnippetEditor(QPlainTextEdit):
         finally:
             self._loading = False
         self._debounce.stop()
+
+    def set_completion_context(self, *, prelude: str, variables: Sequence[str]) -> None:
+        """The prelude prepended to what completion analyses, and the names offered inside `params[...]`."""
+        self._prelude = prelude
+        self._variables = tuple(variables)
+
+    def set_word_wrap(self, on: bool) -> None:
+        """Wrap long lines at the editor's width (on) or scroll horizontally (off)."""
+        mode = QPlainTextEdit.LineWrapMode.WidgetWidth if on else QPlainTextEdit.LineWrapMode.NoWrap
+        self.setLineWrapMode(mode)
 
     def source(self) -> str:
         return self.toPlainText()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from PySide6.QtCore import QTimer, Slot
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
@@ -69,6 +71,10 @@ class SnippetPane(QWidget):
         self.editor.document().clearUndoRedoStacks()
         self.editor.setEnabled(active)
         self.check()
+
+    def set_completion_context(self, *, prelude: str, variables: Sequence[str]) -> None:
+        """What completion sees besides the snippet: the project's prelude and the template's variables."""
+        self.editor.set_completion_context(prelude=prelude, variables=variables)
 
     def check(self) -> None:
         """Compile-check now: underline the error's line, or clear the mark."""
