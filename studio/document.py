@@ -4,24 +4,27 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
 from resources_qt.errors import ValidationError
 from resources_qt.project import Project, ResourceSpec, ServerSettings, load_project, save_project
+from resources_qt.snippets import check_snippet
+from resources_qt.templates import CompiledTemplate, compile_template
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ProjectDocument", "check_source", "copy_spec"]
+__all__ = ["ProjectDocument", "changed_settings", "check_source", "copy_spec", "default_sample", "suffixed_uri"]
 
 MERGE_WINDOW_S = 2.0
 """Edits of one resource closer together than this become one undo step."""
 
 _UPDATE_ID = 1001
 _PRELUDE_ID = 1002
+_SETTINGS_ID = 1003
 
 _DIRECT_READER = """def read(uri, params):
     # Return str, bytes, JSON-able data or ResourceContent.
@@ -44,33 +47,49 @@ def copy_spec(spec: ResourceSpec) -> ResourceSpec:
     )
 
 
+def changed_settings(before: ServerSettings, after: ServerSettings) -> tuple[str, ...]:
+    """The `[server]` keys whose values differ, in declaration order."""
+    return tuple(f.name for f in fields(before) if getattr(before, f.name) != getattr(after, f.name, None))
+
+
+def default_sample(template: CompiledTemplate) -> str:
+    """A template's starter sample: each variable gets a value named after it (`{city}` gives `city-1`)."""
+    return template.expand({name: f"{name}-1" for name in template.variable_names})
+
+
+def suffixed_uri(uri: str, suffix: str) -> str:
+    """`uri` with `suffix` before the extension of its last segment (`…/index.md` -> `…/index-copy.md`)."""
+    cut = len(uri)
+    for mark in ("?", "#"):
+        found = uri.find(mark)
+        if 0 <= found < cut:
+            cut = found
+    path, tail = uri[:cut], uri[cut:]
+    segment_start = path.rfind("/") + 1
+    segment = path[segment_start:]
+    dot = segment.rfind(".")
+    # Only a short alphanumeric extension is one; "v1.2" or a leading-dot name keeps the suffix at the end.
+    extension = segment[dot + 1 :] if dot > 0 else ""
+    if extension and len(extension) <= 5 and extension.isalnum() and not extension.isdigit():
+        stem_end = segment_start + dot
+        return f"{path[:stem_end]}{suffix}{path[stem_end:]}{tail}"
+    return f"{path}{suffix}{tail}"
+
+
 def check_source(
     source: str, *, filename: str = "<reader>", function: str | None = None
 ) -> tuple[int, int, str] | None:
     """Compile-only check of a snippet: (line, column, message) of the first error, or None.
 
     Uses the snippet runtime's `check_snippet` so the studio reports exactly
-    what the server would (including a missing `function`, e.g. "read");
-    falls back to `compile()` while that module is absent.
+    what the server would (including a missing `function`, e.g. "read").
     """
     if not source.strip():
         return None
-    try:
-        from resources_qt.snippets import check_snippet
-    except ImportError:
-        check_snippet = None
-    if check_snippet is not None:
-        diagnostic = check_snippet(source, filename=filename, function=function)
-        if diagnostic is None:
-            return None
-        return int(diagnostic.line or 1), int(diagnostic.column or 0), str(diagnostic.message)
-    try:
-        compile(source, filename, "exec", dont_inherit=True)
-    except SyntaxError as exc:
-        return int(exc.lineno or 1), int(exc.offset or 0), str(exc.msg)
-    except ValueError as exc:  # e.g. NUL bytes
-        return 1, 0, str(exc)
-    return None
+    diagnostic = check_snippet(source, filename=filename, function=function)
+    if diagnostic is None:
+        return None
+    return int(diagnostic.line or 1), int(diagnostic.column or 0), str(diagnostic.message)
 
 
 class _UpdateResource(QUndoCommand):
@@ -156,11 +175,28 @@ class _SetPrelude(QUndoCommand):
 
 
 class _SetSettings(QUndoCommand):
+    """Changes `[server]`; typing into one setting within `MERGE_WINDOW_S` is one step."""
+
     def __init__(self, document: ProjectDocument, before: ServerSettings, after: ServerSettings) -> None:
-        super().__init__("Change server settings")
+        self._keys = changed_settings(before, after)
+        super().__init__(f"Change server setting {', '.join(self._keys)}" if self._keys else "Change server settings")
         self._document = document
         self._before = before
         self._after = after
+        self._stamp = time.monotonic()
+
+    def id(self) -> int:
+        return _SETTINGS_ID
+
+    def mergeWith(self, other: QUndoCommand) -> bool:
+        if not isinstance(other, _SetSettings) or other._keys != self._keys:
+            return False
+        if other._stamp - self._stamp > MERGE_WINDOW_S:
+            return False
+        self._after = other._after
+        self._stamp = other._stamp
+        self.setObsolete(self._after == self._before)
+        return True
 
     def redo(self) -> None:
         self._document._apply_settings(self._after)
@@ -209,7 +245,13 @@ class ProjectDocument(QObject):
         self._names_by_key: dict[str, list[str]] | None = None
         self._forced_dirty = False
         self._was_dirty = False
-        self.undo_stack.cleanChanged.connect(self._on_clean_changed)
+        # What was last loaded or saved, and which parts differ from it now ("server", "prelude",
+        # "order", "spec:<name>"): each edit re-compares only what it touched.
+        self._saved_server = ServerSettings()
+        self._saved_prelude = ""
+        self._saved_names: list[str] = []
+        self._saved_specs: dict[str, ResourceSpec] = {}
+        self._differs: set[str] = set()
         if project is not None:
             self.set_project(project, project.path)
 
@@ -226,7 +268,8 @@ class ProjectDocument(QObject):
 
     @property
     def is_dirty(self) -> bool:
-        return self._forced_dirty or not self.undo_stack.isClean()
+        """True exactly when the project differs from what was last loaded or saved (or was restored unsaved)."""
+        return self._forced_dirty or bool(self._differs)
 
     def names(self) -> list[str]:
         """Resource names in project order."""
@@ -287,7 +330,8 @@ class ProjectDocument(QObject):
     # -- whole-project operations (not undoable) -----------------------------
 
     def new_project(self) -> None:
-        self.set_project(Project(), None)
+        """An empty project; it serves with notifications and subscriptions on (the studio is for live serving)."""
+        self.set_project(Project(server=ServerSettings(notifications=True, subscriptions=True)), None)
 
     def load(self, path: str | Path) -> None:
         """Open a project file; raises `ProjectError` and keeps the current project on failure."""
@@ -302,6 +346,7 @@ class ProjectDocument(QObject):
             raise ValidationError("The project has no file name yet; give a path to save it to")
         written = save_project(self._project, target)
         self._forced_dirty = False
+        self._remember_saved()
         self.undo_stack.setClean()
         self._set_path(written)
         self._emit_dirty()
@@ -315,6 +360,7 @@ class ProjectDocument(QObject):
         self._names_by_key = None
         self._invalidate()
         self._forced_dirty = dirty
+        self._remember_saved()
         self.project_reset.emit()
         self._set_path(Path(path) if path is not None else None)
         self._emit_dirty()
@@ -330,7 +376,7 @@ class ProjectDocument(QObject):
                 name=name,
                 uri_template=uri_template,
                 mime_type="application/json",
-                samples=[uri_template.replace("{id}", "1")],
+                samples=[default_sample(compile_template(uri_template))],
                 reader=_TEMPLATE_READER,
             )
         else:
@@ -356,7 +402,7 @@ class ProjectDocument(QObject):
             dup.uri_template = self._unique_key(prefix.rstrip("/") + "-copy/" + rest)
             dup.samples = []
         elif original.uri:
-            dup.uri = self._unique_key(original.uri + "-copy")
+            dup.uri = self._unique_key(suffixed_uri(original.uri, "-copy"))
             dup.samples = []
         index = self.index_of(name) + 1
         self.undo_stack.push(_InsertResource(self, index, dup, remove=False, text=f"Duplicate {name}"))
@@ -404,16 +450,22 @@ class ProjectDocument(QObject):
         self._by_name[stored.name] = stored
         self._index_key(stored, add=True)
         self._invalidate(stored.name)
+        self._compare_order()
+        self._compare_spec(stored.name)
         self.resource_added.emit(stored.name)
         self._emit_errors_changed([stored.name], [stored.key])
+        self._emit_dirty()
 
     def _take(self, name: str) -> None:
         spec = self._by_name.pop(name)
         self._project.resources.remove(spec)
         self._index_key(spec, add=False)
         self._invalidate(name)
+        self._compare_order()
+        self._differs.discard(f"spec:{name}")
         self.resource_removed.emit(name)
         self._emit_errors_changed([], [spec.key])
+        self._emit_dirty()
 
     def _replace(self, old_name: str, spec: ResourceSpec) -> None:
         current = self._by_name.pop(old_name)
@@ -424,8 +476,13 @@ class ProjectDocument(QObject):
         self._index_key(current, add=False)
         self._index_key(stored, add=True)
         self._invalidate(old_name, stored.name)
+        if old_name != stored.name:
+            self._differs.discard(f"spec:{old_name}")
+            self._compare_order()
+        self._compare_spec(stored.name)
         self.resource_changed.emit(old_name, stored.name)
         self._emit_errors_changed([stored.name], [current.key, stored.key])
+        self._emit_dirty()
 
     def _emit_errors_changed(self, names: list[str], keys: list[str]) -> None:
         # Besides the edited resource, the ones sharing its old or new address gain or lose
@@ -438,11 +495,38 @@ class ProjectDocument(QObject):
 
     def _apply_prelude(self, source: str) -> None:
         self._project.prelude = source
+        self._mark("prelude", source != self._saved_prelude)
         self.prelude_changed.emit()
+        self._emit_dirty()
 
     def _apply_settings(self, settings: ServerSettings) -> None:
         self._project.server = replace(settings)
+        self._mark("server", self._project.server != self._saved_server)
         self.settings_changed.emit()
+        self._emit_dirty()
+
+    # -- dirty state ---------------------------------------------------------
+
+    def _remember_saved(self) -> None:
+        self._saved_server = replace(self._project.server)
+        self._saved_prelude = self._project.prelude
+        self._saved_names = self.names()
+        self._saved_specs = {spec.name: copy_spec(spec) for spec in self._project.resources}
+        self._differs.clear()
+
+    def _mark(self, part: str, differs: bool) -> None:
+        if differs:
+            self._differs.add(part)
+        else:
+            self._differs.discard(part)
+
+    def _compare_order(self) -> None:
+        # Only adds, removes and renames change the order; a keystroke in a snippet never gets here.
+        self._mark("order", self.names() != self._saved_names)
+
+    def _compare_spec(self, name: str) -> None:
+        saved = self._saved_specs.get(name)
+        self._mark(f"spec:{name}", saved is None or saved != self._by_name.get(name))
 
     # -- helpers -------------------------------------------------------------
 
@@ -470,7 +554,7 @@ class ProjectDocument(QObject):
                 brace = key.find("{")
                 candidate = f"{key[:brace].rstrip('/')}-{counter}/{key[brace:]}"
             else:
-                candidate = f"{key}-{counter}"
+                candidate = suffixed_uri(key, f"-{counter}")
             if candidate not in keys:
                 return candidate
             counter += 1
@@ -529,10 +613,6 @@ class ProjectDocument(QObject):
             self._path = path
             self._project.path = path
             self.path_changed.emit(str(path) if path is not None else "")
-
-    @Slot(bool)
-    def _on_clean_changed(self, _clean: bool) -> None:
-        self._emit_dirty()
 
     def _emit_dirty(self) -> None:
         dirty = self.is_dirty

@@ -7,9 +7,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from PySide6.QtGui import QUndoCommand
 
 from resources_qt.project import ProjectError, ServerSettings, load_project
-from studio.document import ProjectDocument
+from resources_qt.templates import compile_template
+from studio.document import ProjectDocument, default_sample, suffixed_uri
 
 
 def record(document: ProjectDocument) -> list[tuple]:
@@ -206,3 +208,72 @@ def test_typing_and_deleting_again_leaves_no_undo_step(document):
     document.update_resource("config", replace(spec, title=""))
     assert document.undo_stack.count() == 0
     assert not document.is_dirty
+
+
+def test_retyping_the_saved_text_clears_dirty_even_as_a_new_edit(document, tmp_path: Path):
+    document.save(tmp_path / "p.toml")
+    events = record(document)
+    spec = document.spec("readme")
+    saved_reader = spec.reader
+    document.update_resource("readme", replace(spec, reader=saved_reader + "# more\n"))
+    assert document.is_dirty and events[-1] == ("dirty", True)
+    # The editor's own undo pushes a new edit back to the saved text: not an undo-stack undo.
+    document.undo_stack.push(QUndoCommand("unrelated marker"))  # ends merging into the last step
+    document.update_resource("readme", replace(document.spec("readme"), reader=saved_reader))
+    assert document.undo_stack.count() >= 2 and not document.undo_stack.isClean()
+    assert not document.is_dirty and events[-1] == ("dirty", False)
+
+
+def test_dirty_covers_prelude_settings_order_and_renames(document, tmp_path: Path):
+    document.save(tmp_path / "p.toml")
+    document.set_prelude("X = 1\n")
+    assert document.is_dirty
+    document.set_prelude("")
+    assert not document.is_dirty
+    document.set_server_settings(replace(document.project.server, workers=3))
+    assert document.is_dirty
+    document.set_server_settings(replace(document.project.server, workers=2))
+    assert not document.is_dirty
+    document.update_resource("config", replace(document.spec("config"), name="settings"))
+    assert document.is_dirty
+    document.update_resource("settings", replace(document.spec("settings"), name="config"))
+    assert not document.is_dirty
+    spec = document.spec("readme")
+    document.remove_resource("readme")
+    assert document.is_dirty
+    document.undo_stack.undo()
+    assert not document.is_dirty and document.spec("readme") == spec
+
+
+def test_typing_into_one_setting_merges_into_one_undo_step(document):
+    for name in ("S", "Su", "Sup"):
+        document.set_server_settings(replace(document.project.server, name=name))
+    document.set_server_settings(replace(document.project.server, workers=4))
+    assert document.undo_stack.count() == 2
+    document.undo_stack.undo()
+    assert document.project.server.workers == 2 and document.project.server.name == "Sup"
+    document.undo_stack.undo()
+    assert document.project.server.name == "Widget tests"
+
+
+def test_new_project_serves_with_notifications_and_subscriptions(document):
+    document.new_project()
+    assert document.project.server.notifications and document.project.server.subscriptions
+    assert not document.is_dirty
+
+
+def test_generated_defaults_read_well(document):
+    name = document.add_resource(template=True)
+    spec = document.spec(name)
+    assert spec.samples == [spec.uri_template.replace("{id}", "id-1")]
+    assert default_sample(compile_template("weather://{city}/{day}")) == "weather://city-1/day-1"
+    assert suffixed_uri("kb://docs/index.md", "-copy") == "kb://docs/index-copy.md"
+    assert suffixed_uri("kb://docs/index.md?lang=en", "-copy") == "kb://docs/index-copy.md?lang=en"
+    assert suffixed_uri("docs://readme", "-copy") == "docs://readme-copy"
+    assert suffixed_uri("docs://v1.2", "-copy") == "docs://v1.2-copy"
+    readme = document.spec("readme")
+    document.update_resource("readme", replace(readme, uri="kb://index.md"))
+    first = document.duplicate_resource("readme")
+    second = document.duplicate_resource("readme")
+    assert document.peek(first).uri == "kb://index-copy.md"
+    assert document.peek(second).uri == "kb://index-copy-2.md"
