@@ -41,9 +41,20 @@ class ResourceError(MCPError):
 
 
 class ValidationError(ResourceError, ValueError):
-    """A declaration, lookup or content argument is invalid (-32602)."""
+    """A declaration, lookup or content argument is invalid (-32602).
+
+    `field` names the setting or declaration key the error is about (for
+    example ``"uri_template"`` or ``"workers"``), so a form can mark it; it is
+    None when the problem is not about one field.
+    """
 
     default_code = INVALID_PARAMS
+
+    def __init__(
+        self, message: str, *, field: str | None = None, code: int | None = None, data: Any = None
+    ) -> None:
+        super().__init__(message, code=code, data=data)
+        self.field = field
 
 
 class ReaderMissingError(ResourceError):

@@ -26,16 +26,26 @@ __all__ = ["load_project", "loads_project"]
 
 _TOP_KEYS = {"format", "server", "prelude", "resources"}
 _SERVER_KEYS = set(ServerSettings.__dataclass_fields__)
+_SERVER_INTS = (
+    "workers",
+    "memory_limit_mb",
+    "page_size",
+    "cache_ttl_ms",
+    "max_queued_reads",
+    "resource_concurrency",
+    "max_processes",
+    "max_file_size_mb",
+    "max_subscriptions",
+    "max_uri_length",
+    "max_sessions",
+)
 _RESOURCE_KEYS = set(ResourceSpec.__dataclass_fields__)
 _TOML_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)")
 
 
-class _FieldError(ValidationError):
-    """A problem with one key, so the loader can point at that key's line."""
-
-    def __init__(self, key: str, message: str) -> None:
-        super().__init__(message)
-        self.key = key
+def _field_error(key: str, message: str) -> ValidationError:
+    """A problem with one key, so the loader can point at that key's line and the form can mark it."""
+    return ValidationError(message, field=key)
 
 
 def load_project(path: str | os.PathLike[str], *, strict: bool = True) -> Project:
@@ -93,8 +103,8 @@ class _Loader:
             self._where = _locate(self._text)
         return self._where
 
-    def fail(self, message: str, line: int | None = None) -> ProjectError:
-        return ProjectError(message, source=self._source, line=line)
+    def fail(self, message: str, line: int | None = None, *, field: str | None = None) -> ProjectError:
+        return ProjectError(message, source=self._source, line=line, field=field)
 
     def parse(self, data: dict[str, Any]) -> Project:
         unknown = set(data) - _TOP_KEYS
@@ -141,6 +151,7 @@ class _Loader:
                 raise self.fail(
                     f"{label}: duplicate name (resource #{names[spec.name] + 1} has it too)",
                     self.where.key_line(index, "name"),
+                    field="name",
                 )
             if spec.key in keys:
                 kind = "URI template" if spec.is_template else "URI"
@@ -149,6 +160,7 @@ class _Loader:
                     f"{label}: duplicate {kind} {spec.key!r} "
                     f"(already declared by resource #{earlier + 1}, {resources[earlier].name!r})",
                     self.where.key_line(index, "uri_template" if spec.is_template else "uri"),
+                    field="uri_template" if spec.is_template else "uri",
                 )
             names[spec.name] = index
             keys[spec.key] = index
@@ -159,9 +171,9 @@ class _Loader:
             raise self.fail(f"[server] must be a table, not {_type_name(raw)}", self.where.top.get("server"))
         try:
             return _parse_server(raw)
-        except _FieldError as exc:
-            line = self.where.server.get(exc.key) or self.where.table_line("server")
-            raise self.fail(f"[server]: {exc.message}", line) from exc
+        except ValidationError as exc:
+            line = (self.where.server.get(exc.field) if exc.field else None) or self.where.table_line("server")
+            raise self.fail(f"[server]: {exc.message}", line, field=exc.field) from exc
 
     def _resource(self, index: int, raw: Any) -> ResourceSpec:
         label = f"resource #{index + 1}"
@@ -170,10 +182,9 @@ class _Loader:
         try:
             return _parse_resource(raw, strict=self._strict)
         except ValidationError as exc:
-            key = exc.key if isinstance(exc, _FieldError) else None
             # The model's messages name the resource too; say it once.
             message = re.sub(r"^Resource '.*?'(: | )", "", exc.message)
-            raise self.fail(f"{label}: {message}", self.where.key_line(index, key)) from exc
+            raise self.fail(f"{label}: {message}", self.where.key_line(index, exc.field), field=exc.field) from exc
 
 
 _TYPE_NAMES: dict[type, str] = {
@@ -199,14 +210,14 @@ def _expect(value: Any, kind: type | tuple[type, ...], key: str, what: str | Non
             "a number" if k is int and float in kinds else _TYPE_NAMES.get(k, k.__name__) for k in kinds
         )
         expected = " or ".join(names)
-        raise _FieldError(key, f"{what or key} must be {expected}, not {_type_name(value)}")
+        raise _field_error(key, f"{what or key} must be {expected}, not {_type_name(value)}")
     return value
 
 
 def _parse_server(data: dict[str, Any]) -> ServerSettings:
     unknown = set(data) - _SERVER_KEYS
     if unknown:
-        raise _FieldError(
+        raise _field_error(
             min(unknown),
             f"unknown key(s): {', '.join(sorted(unknown))} (known: {', '.join(sorted(_SERVER_KEYS))})",
         )
@@ -214,17 +225,18 @@ def _parse_server(data: dict[str, Any]) -> ServerSettings:
     for key in ("name", "version", "instructions", "cache_scope"):
         if key in data:
             setattr(settings, key, _expect(data[key], str, key))
-    for key in ("notifications", "subscriptions"):
+    for key in ("notifications", "subscriptions", "mask_errors"):
         if key in data:
             setattr(settings, key, _expect(data[key], bool, key))
-    for key in ("workers", "memory_limit_mb", "page_size", "cache_ttl_ms"):
+    for key in _SERVER_INTS:
         if key in data:
             setattr(settings, key, _expect(data[key], int, key))
-    if "reader_timeout" in data:
-        settings.reader_timeout = float(_expect(data["reader_timeout"], (float, int), "reader_timeout"))
+    for key in ("reader_timeout", "session_idle_timeout"):
+        if key in data:
+            setattr(settings, key, float(_expect(data[key], (float, int), key)))
     problem = settings.problem()
     if problem is not None:
-        raise _FieldError(*problem)
+        raise _field_error(*problem)
     return settings
 
 
@@ -250,7 +262,7 @@ def _read_resource(raw: Any) -> ResourceSpec:
     data: dict[str, Any] = raw
     unknown = set(data) - _RESOURCE_KEYS
     if unknown:
-        raise _FieldError(
+        raise _field_error(
             min(unknown),
             f"unknown key(s): {', '.join(sorted(unknown))} (known: {', '.join(sorted(_RESOURCE_KEYS))})",
         )
@@ -260,6 +272,8 @@ def _read_resource(raw: Any) -> ResourceSpec:
             setattr(spec, key, _expect(data[key], str, key))
     if "size" in data:
         spec.size = _expect(data["size"], int, "size")
+    if "unchecked_values" in data:
+        spec.unchecked_values = _expect(data["unchecked_values"], bool, "unchecked_values")
     if "samples" in data:
         spec.samples = _str_list(data["samples"], "samples")
     spec.icons = [_parse_icon(item) for item in _expect(data.get("icons", []), list, "icons")]
@@ -278,9 +292,9 @@ def _read_resource(raw: Any) -> ResourceSpec:
 def _check_resource(spec: ResourceSpec) -> None:
     """Raise for the first reason the declaration could not serve, pointed at its key."""
     if not spec.name.strip():
-        raise _FieldError("name", "name must not be empty")
+        raise _field_error("name", "name must not be empty")
     if spec.uri and spec.uri_template:
-        raise _FieldError("uri_template", "Cannot set both URI and URITemplate (give uri or uri_template)")
+        raise _field_error("uri_template", "Cannot set both URI and URITemplate (give uri or uri_template)")
     if not spec.uri and not spec.uri_template:
         raise ValidationError("needs a uri or a uri_template")
     if spec.uri:
@@ -288,23 +302,23 @@ def _check_resource(spec: ResourceSpec) -> None:
             # The declaration's own URI checks, pointed at the uri key.
             ResourceSpec(name=spec.name, uri=spec.uri).to_resource(placeholder_reader).validate()
         except ValidationError as exc:
-            raise _FieldError("uri", exc.message) from exc
+            raise _field_error("uri", exc.message) from exc
     variables: tuple[str, ...] = ()
     if spec.uri_template:
         try:
             variables = compile_template(spec.uri_template).variable_names
         except ValidationError as exc:
-            raise _FieldError("uri_template", exc.message) from exc
+            raise _field_error("uri_template", exc.message) from exc
     if spec.size is not None and spec.size < 0:
-        raise _FieldError("size", f"size must not be negative, not {spec.size}")
+        raise _field_error("size", f"size must not be negative, not {spec.size}")
     if any(not sample.strip() for sample in spec.samples):
-        raise _FieldError("samples", "a sample URI is empty")
+        raise _field_error("samples", "a sample URI is empty")
     if spec.completions:
         if not spec.uri_template:
-            raise _FieldError("completions", "completions need a uri_template")
+            raise _field_error("completions", "completions need a uri_template")
         unknown = set(spec.completions) - set(variables)
         if unknown:
-            raise _FieldError(
+            raise _field_error(
                 "completions",
                 f"completions name unknown variable(s) {', '.join(sorted(unknown))} "
                 f"(the template has {', '.join(variables)})",
@@ -317,7 +331,7 @@ def _parse_icon(raw: Any) -> Icon:
     icon = _expect(raw, dict, "icons", "each icon")
     extra = set(icon) - {"src", "mime_type", "sizes"}
     if extra:
-        raise _FieldError(
+        raise _field_error(
             "icons", f"unknown icon key(s): {', '.join(sorted(extra))} (known: mime_type, sizes, src)"
         )
     src = _expect(icon.get("src", ""), str, "icons", "icon src")
@@ -328,13 +342,13 @@ def _parse_icon(raw: Any) -> Icon:
     try:
         return Icon(src, mime, tuple(sizes))
     except ValidationError as exc:
-        raise _FieldError("icons", exc.message) from exc
+        raise _field_error("icons", exc.message) from exc
 
 
 def _parse_annotations(ann: dict[str, Any]) -> Annotations:
     extra = set(ann) - {"audience", "priority", "last_modified"}
     if extra:
-        raise _FieldError(
+        raise _field_error(
             "annotations",
             f"unknown annotation key(s): {', '.join(sorted(extra))} "
             "(known: audience, last_modified, priority)",
@@ -352,19 +366,19 @@ def _parse_annotations(ann: dict[str, Any]) -> Annotations:
     try:
         return Annotations(tuple(cast(Any, audience)), priority, last_modified)
     except ValidationError as exc:
-        raise _FieldError("annotations", exc.message) from exc
+        raise _field_error("annotations", exc.message) from exc
 
 
 def _parse_cache(cache: dict[str, Any]) -> CacheHint:
     extra = set(cache) - {"ttl_ms", "scope"}
     if extra:
-        raise _FieldError("cache", f"unknown cache key(s): {', '.join(sorted(extra))} (known: scope, ttl_ms)")
+        raise _field_error("cache", f"unknown cache key(s): {', '.join(sorted(extra))} (known: scope, ttl_ms)")
     ttl = _expect(cache.get("ttl_ms", 0), int, "cache", "cache.ttl_ms")
     scope = _expect(cache.get("scope", "private"), str, "cache", "cache.scope")
     try:
         return CacheHint(ttl, scope)
     except ValidationError as exc:
-        raise _FieldError("cache", exc.message) from exc
+        raise _field_error("cache", exc.message) from exc
 
 
 @dataclass

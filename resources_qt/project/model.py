@@ -12,24 +12,56 @@ from typing import Any, Literal
 from resources_qt.errors import ValidationError
 from resources_qt.resource import Annotations, CacheHint, Icon, Reader, Resource
 
-__all__ = ["FORMAT_VERSION", "Project", "ProjectError", "ResourceSpec", "ServerSettings"]
+__all__ = [
+    "CACHE_TTL_MAX_MS",
+    "FORMAT_VERSION",
+    "SERVER_RANGES",
+    "Project",
+    "ProjectError",
+    "ResourceSpec",
+    "ServerSettings",
+]
 
 FORMAT_VERSION = 1
 
 
 class ProjectError(ValidationError):
-    """A project file could not be loaded; the message names the file, the place and the problem."""
+    """A project file could not be loaded or saved; the message names the file, the place and the problem."""
 
-    def __init__(self, message: str, *, source: str = "", line: int | None = None) -> None:
+    def __init__(
+        self, message: str, *, source: str = "", line: int | None = None, field: str | None = None
+    ) -> None:
         where = source + (f":{line}" if line is not None else "")
-        super().__init__(f"{where}: {message}" if where else message)
+        super().__init__(f"{where}: {message}" if where else message, field=field)
         self.source = source
         self.line = line
 
 
+CACHE_TTL_MAX_MS = 365 * 24 * 3600 * 1000
+"""The longest cache hint a project may give: one year."""
+
+SERVER_RANGES: dict[str, tuple[float, float, str]] = {
+    # key: (least, most, unit shown in the message)
+    "reader_timeout": (0.1, 3600.0, " s"),
+    "workers": (1, 64, ""),
+    "memory_limit_mb": (64, 1_048_576, " MB"),
+    "page_size": (1, 10_000, ""),
+    "max_queued_reads": (1, 100_000, ""),
+    "resource_concurrency": (1, 64, ""),
+    "max_processes": (1, 65_536, ""),
+    "max_file_size_mb": (1, 1_048_576, " MB"),
+    "max_subscriptions": (1, 1_000_000, ""),
+    "max_uri_length": (256, 1_048_576, ""),
+    "max_sessions": (1, 1_000_000, ""),
+    "session_idle_timeout": (1.0, 604_800.0, " s"),
+    "cache_ttl_ms": (0, CACHE_TTL_MAX_MS, " ms"),
+}
+"""Inclusive bounds of the numeric `[server]` settings; anything outside is refused naming the key and range."""
+
+
 @dataclass
 class ServerSettings:
-    """The `[server]` table: identity, capabilities and runtime limits."""
+    """The `[server]` table: identity, capabilities and runtime limits (bounds in `SERVER_RANGES`)."""
 
     name: str = "Resource Studio"
     version: str = "0.1.0"
@@ -42,28 +74,43 @@ class ServerSettings:
     page_size: int = 100
     cache_ttl_ms: int | None = None
     cache_scope: Literal["public", "private"] = "private"
+    max_queued_reads: int = 256
+    """Reads waiting for a worker; one more is answered -32000 "busy"."""
+    resource_concurrency: int = 2
+    """Reads of one resource running at once, so one slow resource cannot take every worker."""
+    max_processes: int = 1024
+    """RLIMIT_NPROC of the worker processes."""
+    max_file_size_mb: int = 1024
+    """RLIMIT_FSIZE of the worker processes."""
+    max_subscriptions: int = 1000
+    """Subscriptions one session may hold."""
+    max_uri_length: int = 8192
+    """Longest URI a client may send."""
+    max_sessions: int = 10_000
+    """Sessions held at once; the longest-idle one without a stream is evicted first."""
+    session_idle_timeout: float = 3600.0
+    """Seconds after which an idle session may be closed."""
+    mask_errors: bool = False
+    """Clients get a generic message for reader failures; the full text stays in the studio and the log."""
 
     def validate(self) -> None:
-        """Raise `ValidationError` (-32602) naming the first invalid setting."""
+        """Raise `ValidationError` (-32602) naming the first invalid setting (its `field` is the key)."""
         problem = self.problem()
         if problem is not None:
-            raise ValidationError(f"[server] {problem[1]}")
+            raise ValidationError(f"[server] {problem[1]}", field=problem[0])
 
     def problem(self) -> tuple[str, str] | None:
         """The first invalid setting as (key, message), or None."""
         if not isinstance(self.name, str) or not self.name.strip():
             return "name", "name must not be empty"
-        if not (self.reader_timeout > 0 and math.isfinite(self.reader_timeout)):
-            return (
-                "reader_timeout",
-                f"reader_timeout must be a positive number of seconds, not {self.reader_timeout}",
-            )
-        checks = (("workers", 1), ("memory_limit_mb", 16), ("page_size", 1))
-        for key, least in checks:
-            if getattr(self, key) < least:
-                return key, f"{key} must be at least {least}, not {getattr(self, key)}"
-        if self.cache_ttl_ms is not None and self.cache_ttl_ms < 0:
-            return "cache_ttl_ms", f"cache_ttl_ms must not be negative, not {self.cache_ttl_ms}"
+        for key, (least, most, unit) in SERVER_RANGES.items():
+            value = getattr(self, key)
+            if value is None and key == "cache_ttl_ms":
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                return key, f"{key} must be a number, not {type(value).__name__}"
+            if not (math.isfinite(value) and least <= value <= most):
+                return key, f"{key} must be between {_number(least)} and {_number(most)}{unit}, not {value}"
         if self.cache_scope not in ("public", "private"):
             return "cache_scope", f"cache_scope must be 'public' or 'private', not {self.cache_scope!r}"
         return None
@@ -71,6 +118,10 @@ class ServerSettings:
     @property
     def cache(self) -> CacheHint | None:
         return None if self.cache_ttl_ms is None else CacheHint(self.cache_ttl_ms, self.cache_scope)
+
+
+def _number(value: float) -> str:
+    return str(value) if isinstance(value, int) else f"{value:g}"
 
 
 @dataclass
@@ -91,6 +142,8 @@ class ResourceSpec:
     complete: str = ""
     """Snippet source of `def complete(name, value, context)` for dynamic completions."""
     cache: CacheHint | None = None
+    unchecked_values: bool = False
+    """Opt-out of the template value checks (no `/` in a simple `{var}`, no `..`, NUL or absolute path)."""
     reader: str = ""
     """Snippet source of `def read(uri, params)`."""
 
@@ -125,10 +178,39 @@ class ResourceSpec:
         The reader's source is not compiled here; snippet errors are the
         snippet runtime's to report, with their line and column.
         """
-        self.to_resource(placeholder_reader).validate()
+        try:
+            self.to_resource(placeholder_reader).validate()
+        except ValidationError as exc:
+            raise ValidationError(exc.message, field=self._field_at_fault()) from exc
         for sample in self.samples:
             if not sample.strip():
-                raise ValidationError(f"Resource {self.name!r}: a sample URI is empty")
+                raise ValidationError(f"Resource {self.name!r}: a sample URI is empty", field="samples")
+
+    def _field_at_fault(self) -> str | None:
+        """Which key the builder's first complaint is about, found by checking the keys one by one."""
+        if not isinstance(self.name, str) or not self.name.strip():
+            return "name"
+        for attr in ("uri", "uri_template", "title", "description", "mime_type"):
+            if not isinstance(getattr(self, attr), str):
+                return attr
+        if self.size is not None and (isinstance(self.size, bool) or not isinstance(self.size, int)):
+            return "size"
+        if self.uri and self.uri_template:
+            return "uri_template"
+        if not self.uri and not self.uri_template:
+            return None
+        if self.uri:
+            if _fails(ResourceSpec(name=self.name, uri=self.uri)):
+                return "uri"
+        elif _fails(ResourceSpec(name=self.name, uri_template=self.uri_template)):
+            return "uri_template"
+        if self.completions and _fails(
+            ResourceSpec(name=self.name, uri=self.uri, uri_template=self.uri_template, completions=self.completions)
+        ):
+            return "completions"
+        if self.size is not None and self.size < 0:
+            return "size"
+        return None
 
     def sample_uris(self) -> list[str]:
         """The URIs to preview: the samples, or the URI itself for a direct resource."""
@@ -139,6 +221,14 @@ class ResourceSpec:
 
 def placeholder_reader(uri: str, params: Mapping[str, Any]) -> str:
     return ""
+
+
+def _fails(spec: ResourceSpec) -> bool:
+    try:
+        spec.to_resource(placeholder_reader).validate()
+    except ValidationError:
+        return True
+    return False
 
 
 @dataclass
@@ -162,11 +252,14 @@ class Project:
             try:
                 spec.validate()
             except ValidationError as exc:
-                raise ValidationError(f"{label}: {exc.message}") from exc
+                raise ValidationError(f"{label}: {exc.message}", field=exc.field) from exc
             for kind, value in (("name", spec.name), ("address", spec.key)):
                 token = f"{kind}:{value}"
                 if token in seen:
-                    raise ValidationError(f"{label}: duplicate {kind} {value!r} (also used by {seen[token]})")
+                    raise ValidationError(
+                        f"{label}: duplicate {kind} {value!r} (also used by {seen[token]})",
+                        field="name" if kind == "name" else ("uri_template" if spec.is_template else "uri"),
+                    )
                 seen[token] = spec.name
 
     def copy(self) -> Project:

@@ -131,6 +131,8 @@ def _resource_lines(spec: ResourceSpec) -> list[str]:
         out.append(f"completions = {_value(spec.completions)}")
     if spec.cache is not None:
         out.append(f"cache = {_value({'ttl_ms': spec.cache.ttl_ms, 'scope': spec.cache.scope})}")
+    if spec.unchecked_values:
+        out.append("unchecked_values = true")
     if spec.complete:
         out.append(f"complete = {_block(spec.complete)}")
     if spec.reader:

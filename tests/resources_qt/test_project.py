@@ -247,8 +247,11 @@ def projects(draw: st.DrawFn) -> Project:
         version=draw(ODD_TEXT),
         instructions=draw(ODD_TEXT),
         notifications=draw(st.booleans()),
-        reader_timeout=draw(st.floats(min_value=0.001, max_value=1e6)),
-        page_size=draw(st.integers(1, 10**6)),
+        reader_timeout=draw(st.floats(min_value=0.1, max_value=3600)),
+        page_size=draw(st.integers(1, 10**4)),
+        max_uri_length=draw(st.integers(256, 1_048_576)),
+        session_idle_timeout=draw(st.floats(min_value=1, max_value=604_800)),
+        mask_errors=draw(st.booleans()),
     )
     names = draw(st.lists(NAME, max_size=4, unique=True))
     resources = []
@@ -265,6 +268,7 @@ def projects(draw: st.DrawFn) -> Project:
                 mime_type=draw(ODD_TEXT),
                 samples=draw(st.lists(NAME, max_size=2)),
                 completions={"id": draw(st.lists(ODD_TEXT, max_size=3))} if template else {},
+                unchecked_values=template and draw(st.booleans()),
                 reader=draw(ODD_TEXT),
                 complete=draw(ODD_TEXT),
             )
@@ -396,11 +400,11 @@ def test_an_unnamed_resource_is_named_by_position() -> None:
             4,
             "notifications must be a boolean, not a string",
         ),
-        ('format = 1\n[server]\nname = "x"\nworkers = 0\n', 4, "workers must be at least 1"),
+        ('format = 1\n[server]\nname = "x"\nworkers = 0\n', 4, "workers must be between 1 and 64, not 0"),
         (
             'format = 1\n[server]\nname = "x"\nreader_timeout = -1\n',
             4,
-            "reader_timeout must be a positive number",
+            "reader_timeout must be between 0.1 and 3600 s, not -1.0",
         ),
         (
             'format = 1\n[server]\nname = "x"\nreader_timeout = true\n',
