@@ -1,4 +1,4 @@
-"""Pygments-driven syntax highlighting for Qt text documents: incremental Python, and precomputed spans."""
+"""Pygments syntax highlighting for Qt text documents (incremental Python, precomputed spans), palette-themed."""
 
 from __future__ import annotations
 
@@ -20,7 +20,11 @@ from pygments.lexers import (
 )
 from pygments.styles import get_style_by_name
 from pygments.token import Token, _TokenType
-from PySide6.QtGui import QColor, QFont, QSyntaxHighlighter, QTextCharFormat, QTextDocument
+from PySide6.QtCore import QEvent, QObject
+from PySide6.QtGui import QColor, QFont, QGuiApplication, QPalette, QSyntaxHighlighter, QTextCharFormat, QTextDocument
+from PySide6.QtWidgets import QWidget
+
+from studio.widgets.editor_theme import MIN_CONTRAST, EditorTheme, ensure_contrast, theme_for_palette
 
 logger = logging.getLogger(__name__)
 
@@ -28,8 +32,10 @@ __all__ = [
     "PythonHighlighter",
     "SpanHighlighter",
     "Spans",
+    "ThemedHighlighter",
     "lex_spans",
     "lexer_for_mime",
+    "open_string_at_end",
     "token_format",
 ]
 
@@ -76,16 +82,31 @@ def lexer_for_mime(mime_type: str) -> Lexer:
     return cls(stripnl=False, ensurenl=False)
 
 
-@functools.cache
-def token_format(ttype: _TokenType) -> QTextCharFormat:
-    """The character format of a token type in the studio's pygments style (cached)."""
-    style = get_style_by_name(STYLE)
+def token_format(ttype: _TokenType, theme: EditorTheme | None = None) -> QTextCharFormat:
+    """The character format of a token type in a theme's pygments style (the light default without one).
+
+    Colours are pulled toward the theme's text colour until they reach WCAG AA
+    contrast on the editor's background and on its current line.
+    """
+    if theme is None:
+        return _token_format(ttype, STYLE, None)
+    return _token_format(ttype, theme.style, theme.key[1:])
+
+
+@functools.lru_cache(maxsize=4096)
+def _token_format(ttype: _TokenType, style_name: str, colors: tuple[int, int, int] | None) -> QTextCharFormat:
+    """`colors` are the theme's (base, current line, text) as RGB ints; None keeps the style's colours."""
+    style = get_style_by_name(style_name)
     fmt = QTextCharFormat()
     while ttype not in style.styles and ttype.parent is not None:
         ttype = ttype.parent
     info = style.style_for_token(ttype)
     if info["color"]:
-        fmt.setForeground(QColor(f"#{info['color']}"))
+        color = QColor(f"#{info['color']}")
+        if colors is not None:
+            base, line, text = (QColor.fromRgb(value) for value in colors)
+            color = ensure_contrast(color, (base, line), text, MIN_CONTRAST)
+        fmt.setForeground(color)
     if info["bold"]:
         fmt.setFontWeight(QFont.Weight.Bold)
     if info["italic"]:
@@ -103,15 +124,21 @@ def _utf16_offsets(text: str) -> list[int] | None:
     return offsets
 
 
-def _apply(highlighter: QSyntaxHighlighter, text: str, runs: Iterable[tuple[int, int, _TokenType]]) -> None:
+def _apply(
+    highlighter: QSyntaxHighlighter,
+    text: str,
+    runs: Iterable[tuple[int, int, _TokenType]],
+    theme: EditorTheme | None,
+) -> None:
     offsets = _utf16_offsets(text)
-    for start, length, ttype in runs:
-        if ttype is Token.Text or ttype is Token.Text.Whitespace or length <= 0:
+    for column, count, ttype in runs:
+        if ttype is Token.Text or ttype is Token.Text.Whitespace or count <= 0:
             continue
+        start, length = column, count
         if offsets is not None:
-            end = min(start + length, len(text))
-            start, length = offsets[min(start, len(text))], offsets[end] - offsets[min(start, len(text))]
-        highlighter.setFormat(start, length, token_format(ttype))
+            end = min(column + count, len(text))
+            start, length = offsets[min(column, len(text))], offsets[end] - offsets[min(column, len(text))]
+        highlighter.setFormat(start, length, token_format(ttype, theme))
 
 
 def lex_spans(text: str, lexer: Lexer) -> Spans:
@@ -131,7 +158,41 @@ def lex_spans(text: str, lexer: Lexer) -> Spans:
     return spans
 
 
-class SpanHighlighter(QSyntaxHighlighter):
+class ThemedHighlighter(QSyntaxHighlighter):
+    """A highlighter whose pygments style follows a palette (dark style on a dark palette).
+
+    It follows the palette of the widget that owns its document (when the
+    document's parent is a widget) and re-highlights when that palette changes;
+    `set_palette` sets one explicitly.
+    """
+
+    def __init__(self, document: QTextDocument) -> None:
+        super().__init__(document)
+        owner = document.parent()
+        self._owner = owner if isinstance(owner, QWidget) else None
+        palette = self._owner.palette() if self._owner is not None else QGuiApplication.palette()
+        self._theme: EditorTheme = theme_for_palette(palette)
+        if self._owner is not None:
+            self._owner.installEventFilter(self)
+
+    @property
+    def theme(self) -> EditorTheme:
+        return self._theme
+
+    def set_palette(self, palette: QPalette) -> None:
+        """Use the colours of `palette`; re-highlights only when they change."""
+        theme = theme_for_palette(palette)
+        if theme.key != self._theme.key:
+            self._theme = theme
+            self.rehighlight()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self._owner and event.type() == QEvent.Type.PaletteChange and self._owner is not None:
+            self.set_palette(self._owner.palette())
+        return False
+
+
+class SpanHighlighter(ThemedHighlighter):
     """Applies runs lexed beforehand (by `lex_spans`, typically in a worker), so the GUI thread only paints."""
 
     def __init__(self, document: QTextDocument, spans: Spans | None = None) -> None:
@@ -152,12 +213,17 @@ class SpanHighlighter(QSyntaxHighlighter):
     def highlightBlock(self, text: str) -> None:
         runs = self._spans.get(self.currentBlock().blockNumber())
         if runs:
-            _apply(self, text, runs)
+            _apply(self, text, runs, self._theme)
 
 
 # Block states of the Python highlighter: inside which triple-quoted string a line ends.
 _NORMAL, _IN_SINGLE_TRIPLE, _IN_DOUBLE_TRIPLE = 0, 1, 2
 _TRIPLES = {_IN_SINGLE_TRIPLE: "'''", _IN_DOUBLE_TRIPLE: '"""'}
+
+
+def open_string_at_end(state: int) -> str:
+    """The triple quote a line with this block state ends inside ("" for none, or an unhighlighted line)."""
+    return _TRIPLES.get(state, "")
 
 
 def _end_state(text: str, state: int) -> int:
@@ -192,7 +258,7 @@ def _end_state(text: str, state: int) -> int:
     return _NORMAL
 
 
-class PythonHighlighter(QSyntaxHighlighter):
+class PythonHighlighter(ThemedHighlighter):
     """Python highlighting lexed per block with pygments.
 
     Each block is lexed alone, so typing re-lexes one line; the only state
@@ -207,7 +273,7 @@ class PythonHighlighter(QSyntaxHighlighter):
     def highlightBlock(self, text: str) -> None:
         previous = max(self.previousBlockState(), _NORMAL)
         prefix = _TRIPLES.get(previous, "")
-        runs = []
+        runs: list[tuple[int, int, _TokenType]] = []
         for index, ttype, value in self._lexer.get_tokens_unprocessed(prefix + text):
             start = index - len(prefix)
             length = len(value)
@@ -215,5 +281,5 @@ class PythonHighlighter(QSyntaxHighlighter):
                 length += start
                 start = 0
             runs.append((start, length, ttype))
-        _apply(self, text, runs)
+        _apply(self, text, runs, self._theme)
         self.setCurrentBlockState(_end_state(text, previous))

@@ -1,25 +1,45 @@
-"""A snippet editor with a heading and a one-line status; the source is compile-checked after each edit."""
+"""A snippet editor with a heading, its find / go-to-line bars and a one-line status, compile-checked as you type."""
 
 from __future__ import annotations
 
+import logging
+from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from PySide6.QtCore import QTimer, Slot
+from PySide6.QtCore import QEvent, QTimer, Slot
+from PySide6.QtGui import QPalette, QTextDocument
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from studio.document import check_source
+from studio.widgets.editor_theme import ensure_contrast, theme_for_palette
+from studio.widgets.find_bar import FindBar
+from studio.widgets.goto_line import GoToLineBar
 from studio.widgets.snippet_editor import SnippetEditor
 
-__all__ = ["CHECK_DEBOUNCE_MS", "SnippetPane"]
+logger = logging.getLogger(__name__)
+
+__all__ = ["CHECK_DEBOUNCE_MS", "KEPT_DOCUMENTS", "SnippetPane"]
 
 CHECK_DEBOUNCE_MS = 250
+KEPT_DOCUMENTS = 32
+"""Resources whose editor document (text, undo history, cursor) is kept while another one is shown."""
+
+
+@dataclass(slots=True)
+class _Kept:
+    document: QTextDocument
+    cursor: int
 
 
 class SnippetPane(QWidget):
-    """Heading, `SnippetEditor` and a status line; the source is compile-checked shortly after each edit.
+    """Heading, `SnippetEditor` with its find and go-to-line bars, and a status line.
 
-    `function` ("read", "complete" or None) is the top-level name the snippet
-    must define; `required` says whether an empty snippet is an error.
+    The source is compile-checked shortly after each edit. `function` ("read",
+    "complete" or None) is the top-level name the snippet must define;
+    `required` says whether an empty snippet is an error. Each resource (the
+    `key` given to `load`) keeps its own editor document, so undo in the editor
+    still works after switching to another resource and back.
     """
 
     def __init__(
@@ -36,9 +56,14 @@ class SnippetPane(QWidget):
         self._function = function
         self._required = required
         self._active = False
+        self._key: str | None = None
+        self._kept: OrderedDict[str, _Kept] = OrderedDict()
+        self._status_error = False
         self.editor = SnippetEditor(self)
         self.editor.setObjectName(object_name)
         self.editor.setPlaceholderText(placeholder)
+        self.find_bar = FindBar(self.editor, self)
+        self.go_to_line_bar = GoToLineBar(self.editor, self)
         self.status = QLabel(self)
         self.status.setObjectName(object_name.replace("Editor", "") + "Status")
         # One line, always there (empty when all is well): the editor must not jump while the user types
@@ -53,28 +78,42 @@ class SnippetPane(QWidget):
         title.setWordWrap(True)
         layout.addWidget(title)
         layout.addWidget(self.editor, 1)
+        layout.addWidget(self.find_bar)
+        layout.addWidget(self.go_to_line_bar)
         layout.addWidget(self.status)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(CHECK_DEBOUNCE_MS)
         self._timer.timeout.connect(self.check)
         self.editor.textChanged.connect(self._on_text_changed)
+        self.editor.find_requested.connect(self._on_find_requested)
+        self.editor.go_to_line_requested.connect(self._on_go_to_line_requested)
+        self.find_bar.matches_changed.connect(self.editor.set_find_matches)
+
+    # -- public API ----------------------------------------------------------
 
     def load(self, source: str, *, active: bool = True, key: str | None = None) -> None:
-        """Show `source` (no `source_edited`), forget the editor's own undo history, and check it.
+        """Show `source` (no `source_edited`) and check it.
 
-        `key` names what the source belongs to (the resource's name), so the
-        pane can tell switching to another resource from reloading this one.
+        `key` names what the source belongs to (the resource's name). Coming
+        back to a key whose kept document still holds `source` shows that
+        document again, undo history and cursor included; otherwise (a new key,
+        or the project changed the text meanwhile) the editor starts a fresh
+        history with `source`.
         """
         self._active = active
-        self.editor.set_source(source)
-        self.editor.document().clearUndoRedoStacks()
+        if key != self._key or self.editor.toPlainText() != source:
+            self._switch(source, key)
         self.editor.setEnabled(active)
         self.check()
 
     def set_completion_context(self, *, prelude: str, variables: Sequence[str]) -> None:
         """What completion sees besides the snippet: the project's prelude and the template's variables."""
         self.editor.set_completion_context(prelude=prelude, variables=variables)
+
+    def kept_keys(self) -> list[str]:
+        """Keys whose documents are kept, least recently shown first (the shown one excluded)."""
+        return list(self._kept)
 
     def check(self) -> None:
         """Compile-check now: underline the error's line, or clear the mark."""
@@ -99,11 +138,69 @@ class SnippetPane(QWidget):
         self.editor.set_diagnostic(line, column, message)
         self._set_status(f"Line {line}: {message}", error=True)
 
+    # -- internals -----------------------------------------------------------
+
+    def _switch(self, source: str, key: str | None) -> None:
+        current = self.editor.document()
+        if self._key:
+            self._kept[self._key] = _Kept(current, self.editor.textCursor().position())
+            self._kept.move_to_end(self._key)
+        else:
+            current.deleteLater()  # a keyless document is never shown again
+        kept = self._kept.pop(key, None) if key else None
+        if kept is not None and kept.document.toPlainText() == source:
+            self.editor.swap_document(kept.document, cursor_position=kept.cursor)
+        else:
+            if kept is not None:
+                kept.document.deleteLater()
+            self.editor.swap_document(self.editor.create_document(source))
+        self._key = key
+        while len(self._kept) > KEPT_DOCUMENTS:
+            _old_key, dropped = self._kept.popitem(last=False)
+            dropped.document.deleteLater()
+        if self.find_bar.isVisible():  # its matches belong to the text that was shown
+            self.find_bar.hide()
+            self.editor.set_find_matches([])
+
     def _set_status(self, text: str, *, error: bool) -> None:
+        self._status_error = error
         self.status.setText(text)
         self.status.setToolTip(text)
-        self.status.setStyleSheet("color: #b71c1c;" if error else "color: #555;")
+        self._color_status()
+
+    def _color_status(self) -> None:
+        palette = self.palette()
+        background = palette.color(QPalette.ColorRole.Window)
+        text = palette.color(QPalette.ColorRole.WindowText)
+        if self._status_error:
+            color = ensure_contrast(theme_for_palette(palette).error, (background,), text, 4.5)
+        else:
+            color = palette.color(QPalette.ColorRole.PlaceholderText)
+        status_palette = self.status.palette()
+        status_palette.setColor(QPalette.ColorRole.WindowText, color)
+        self.status.setPalette(status_palette)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
+            self._color_status()
+
+    # -- slots ---------------------------------------------------------------
 
     @Slot()
     def _on_text_changed(self) -> None:
         self._timer.start()
+
+    @Slot(bool)
+    def _on_find_requested(self, replace: bool) -> None:
+        self.go_to_line_bar.hide()
+        if replace:
+            self.find_bar.open_replace()
+        else:
+            self.find_bar.open_find()
+
+    @Slot()
+    def _on_go_to_line_requested(self) -> None:
+        if self.find_bar.isVisible():
+            self.find_bar.close_bar()
+        self.go_to_line_bar.open()

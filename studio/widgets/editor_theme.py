@@ -1,0 +1,152 @@
+"""The code editor's colours, derived from a QPalette and the pygments style that suits it (dark or light)."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+from pygments.style import StyleMeta
+from pygments.styles import get_style_by_name
+from pygments.token import Error, Generic
+from PySide6.QtGui import QColor, QPalette
+
+__all__ = [
+    "DARK_STYLE",
+    "LIGHT_STYLE",
+    "MIN_CONTRAST",
+    "EditorTheme",
+    "blend",
+    "contrast_ratio",
+    "ensure_contrast",
+    "is_dark",
+    "relative_luminance",
+    "style_for_palette",
+    "theme_for_palette",
+]
+
+DARK_STYLE = "github-dark"
+LIGHT_STYLE = "default"
+MIN_CONTRAST = 4.5
+"""WCAG AA for body text: every token colour is pulled toward the text colour until it reaches this."""
+
+
+def _channel(value: float) -> float:
+    value /= 255.0
+    return value / 12.92 if value <= 0.04045 else ((value + 0.055) / 1.055) ** 2.4
+
+
+def relative_luminance(color: QColor) -> float:
+    """WCAG relative luminance of an opaque colour, 0 (black) to 1 (white)."""
+    return 0.2126 * _channel(color.red()) + 0.7152 * _channel(color.green()) + 0.0722 * _channel(color.blue())
+
+
+def contrast_ratio(a: QColor, b: QColor) -> float:
+    """WCAG contrast ratio between two colours, 1 to 21."""
+    la, lb = relative_luminance(a), relative_luminance(b)
+    light, dark = max(la, lb), min(la, lb)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def blend(a: QColor, b: QColor, amount: float) -> QColor:
+    """`a` moved `amount` (0..1) of the way to `b`, opaque."""
+    t = min(max(amount, 0.0), 1.0)
+    return QColor(
+        round(a.red() + (b.red() - a.red()) * t),
+        round(a.green() + (b.green() - a.green()) * t),
+        round(a.blue() + (b.blue() - a.blue()) * t),
+    )
+
+
+def ensure_contrast(color: QColor, backgrounds: tuple[QColor, ...], toward: QColor, ratio: float) -> QColor:
+    """`color`, blended toward `toward` just enough to reach `ratio` against every background."""
+    for step in range(21):
+        candidate = blend(color, toward, step / 20)
+        if all(contrast_ratio(candidate, bg) >= ratio for bg in backgrounds):
+            return candidate
+    return QColor(toward)
+
+
+def is_dark(palette: QPalette) -> bool:
+    """A palette is dark when its text background is darker than its text."""
+    base = palette.color(QPalette.ColorRole.Base)
+    text = palette.color(QPalette.ColorRole.Text)
+    return relative_luminance(base) < relative_luminance(text)
+
+
+def style_for_palette(palette: QPalette) -> str:
+    """The pygments style name for a palette: a dark style on a dark base, the default one otherwise."""
+    return DARK_STYLE if is_dark(palette) else LIGHT_STYLE
+
+
+def _style_color(style: StyleMeta, *tokens: object) -> QColor | None:
+    for token in tokens:
+        info = style.style_for_token(token)
+        for key in ("color", "border"):
+            value = info.get(key)
+            if value:
+                return QColor(value if str(value).startswith("#") else f"#{value}")
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class EditorTheme:
+    """Every colour the editor paints, for one palette."""
+
+    style: str
+    dark: bool
+    base: QColor
+    text: QColor
+    current_line: QColor
+    gutter_background: QColor
+    gutter_text: QColor
+    gutter_current: QColor
+    error: QColor
+    error_background: QColor
+    bracket_match: QColor
+    find_match: QColor
+
+    @property
+    def key(self) -> tuple[str, int, int, int]:
+        """Identifies the colours token formats depend on (for caching)."""
+        return (self.style, self.base.rgb(), self.current_line.rgb(), self.text.rgb())
+
+
+@functools.lru_cache(maxsize=16)
+def _theme(style_name: str, base_rgb: int, text_rgb: int, highlight_rgb: int) -> EditorTheme:
+    base, text, highlight = QColor.fromRgb(base_rgb), QColor.fromRgb(text_rgb), QColor.fromRgb(highlight_rgb)
+    style = get_style_by_name(style_name)
+    dark = relative_luminance(base) < relative_luminance(text)
+    current_line = blend(base, highlight, 0.14 if dark else 0.08)
+    # The current line must never cost the text its contrast: fall back toward the base until it is readable.
+    step = 0.14 if dark else 0.08
+    while contrast_ratio(text, current_line) < MIN_CONTRAST and step > 0:
+        step = max(step - 0.02, 0.0)
+        current_line = blend(base, highlight, step)
+    raw_error = _style_color(style, Generic.Error, Error) or highlight
+    error = ensure_contrast(raw_error, (base, current_line), text, MIN_CONTRAST)
+    gutter_background = blend(base, text, 0.05)
+    return EditorTheme(
+        style=style_name,
+        dark=dark,
+        base=base,
+        text=text,
+        current_line=current_line,
+        gutter_background=gutter_background,
+        gutter_text=ensure_contrast(blend(text, base, 0.55), (gutter_background,), text, 3.0),
+        gutter_current=ensure_contrast(blend(text, base, 0.15), (gutter_background,), text, MIN_CONTRAST),
+        error=error,
+        error_background=blend(gutter_background, error, 0.18),
+        bracket_match=blend(base, highlight, 0.35),
+        find_match=blend(base, highlight, 0.25),
+    )
+
+
+def theme_for_palette(palette: QPalette) -> EditorTheme:
+    """The editor colours for `palette` (its Base, Text and Highlight roles, and the matching pygments style)."""
+    group = QPalette.ColorGroup.Active
+    return _theme(
+        style_for_palette(palette),
+        palette.color(group, QPalette.ColorRole.Base).rgb(),
+        palette.color(group, QPalette.ColorRole.Text).rgb(),
+        palette.color(group, QPalette.ColorRole.Highlight).rgb(),
+    )
