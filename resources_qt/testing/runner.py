@@ -1,0 +1,265 @@
+"""Running resource tests through the real serving path: the engine over HTTP, read by the SDK client."""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from resources_qt.collection import Resources
+from resources_qt.errors import ValidationError
+from resources_qt.project import Project
+from resources_qt.server.factory import build_server
+from resources_qt.snippets import bind_project, create_pool
+from resources_qt.testing.expectations import SnapshotState, evaluate
+from resources_qt.testing.observed import ObservedRead, from_sdk_contents
+from resources_qt.testing.snapshots import SnapshotStore, render_snapshot
+from resources_qt.testing.spec import Expectation, TestSpec
+
+__all__ = [
+    "ERAS",
+    "RunError",
+    "TestCase",
+    "TestResult",
+    "collect_tests",
+    "run_tests",
+    "run_tests_async",
+    "select_tests",
+]
+
+logger = logging.getLogger(__name__)
+
+ERAS = ("legacy", "2026-07-28")
+"""The protocol eras a run can use: the initialize handshake, and 2026-07-28 stateless requests."""
+SAMPLE_PREFIX = "sample: "
+_WORKERS_READY_TIMEOUT = 30.0
+
+
+class RunError(Exception):
+    """The tests could not run at all (the project cannot be served); the message says why."""
+
+
+@dataclass(frozen=True)
+class TestCase:
+    """A test to run: a declared test, or a resource's sample (`sample_of` names the resource)."""
+
+    __test__ = False  # not a pytest class
+
+    spec: TestSpec
+    sample_of: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+
+@dataclass(frozen=True)
+class TestResult:
+    """The outcome of one test in one era: passed, or the failures, each saying expected vs got."""
+
+    __test__ = False  # not a pytest class
+
+    name: str
+    uri: str
+    era: str
+    elapsed_ms: float
+    failures: tuple[str, ...] = ()
+    sample_of: str | None = None
+    resource: str | None = None
+    note: str = ""
+    """What the run did besides checking, e.g. "snapshot recorded"."""
+    observed: ObservedRead | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+    def label(self, *, with_era: bool) -> str:
+        return f"{self.name} [{self.era}]" if with_era else self.name
+
+
+def collect_tests(project: Project, tests: Sequence[TestSpec], *, samples: bool = True) -> list[TestCase]:
+    """The declared tests, then (unless `samples` is False) every resource's sample URIs as implicit tests.
+
+    A sample expects a successful read that resolves to its own resource; a
+    sample whose name a declared test already uses is left out.
+    """
+    cases = [TestCase(spec) for spec in tests]
+    if not samples:
+        return cases
+    names = {case.name for case in cases}
+    for resource in project.resources:
+        for uri in resource.sample_uris():
+            name = f"{SAMPLE_PREFIX}{uri}"
+            if name in names:
+                continue
+            names.add(name)
+            expect = Expectation(resource=resource.name) if resource.name else Expectation()
+            cases.append(TestCase(TestSpec(name=name, uri=uri, expect=expect, named=True), sample_of=resource.name))
+    return cases
+
+
+def select_tests(cases: Sequence[TestCase], pattern: str | None) -> list[TestCase]:
+    """The cases whose name contains `pattern` (case-insensitive), or match it as a glob when it has * ? or [."""
+    if not pattern:
+        return list(cases)
+    folded = pattern.casefold()
+    if any(char in pattern for char in "*?["):
+        return [case for case in cases if fnmatch.fnmatchcase(case.name.casefold(), folded)]
+    return [case for case in cases if folded in case.name.casefold()]
+
+
+ResultCallback = Callable[[TestResult], None]
+
+
+def run_tests(
+    project: Project,
+    cases: Sequence[TestCase],
+    *,
+    eras: Sequence[str] = ("legacy",),
+    snapshots: SnapshotStore | None = None,
+    update_snapshots: bool = False,
+    on_result: ResultCallback | None = None,
+    cancelled: threading.Event | None = None,
+) -> list[TestResult]:
+    """Serve `project`, run every case in every era, and return the results in run order (era by era).
+
+    Runs its own event loop, so it can be called from any thread (the CLI's,
+    or a worker thread of the studio). `on_result` is called as each test
+    finishes; setting `cancelled` stops before the next test.
+
+    Raises:
+        RunError: the project cannot be served (an invalid resource, no free port...).
+        ValueError: an unknown era.
+    """
+    # An explicit loop: a GUI process may have installed an event loop policy of its own.
+    loop = asyncio.SelectorEventLoop()
+    try:
+        return loop.run_until_complete(
+            run_tests_async(
+                project,
+                cases,
+                eras=eras,
+                snapshots=snapshots,
+                update_snapshots=update_snapshots,
+                on_result=on_result,
+                cancelled=cancelled,
+            )
+        )
+    finally:
+        loop.close()
+
+
+async def run_tests_async(
+    project: Project,
+    cases: Sequence[TestCase],
+    *,
+    eras: Sequence[str] = ("legacy",),
+    snapshots: SnapshotStore | None = None,
+    update_snapshots: bool = False,
+    on_result: ResultCallback | None = None,
+    cancelled: threading.Event | None = None,
+) -> list[TestResult]:
+    """`run_tests` on the running loop; the server still runs on its own loop thread."""
+    for era in eras:
+        if era not in ERAS:
+            raise ValueError(f"unknown era {era!r} (known: {', '.join(ERAS)})")
+    results: list[TestResult] = []
+    if not cases:
+        return results
+    pool = create_pool(project)
+    server = None
+    try:
+        pool.start()
+        try:
+            resources = bind_project(project, pool)
+            server = build_server(project, resources)
+            url = server.start_http("127.0.0.1", 0)
+        except (ValidationError, OSError, RuntimeError, ValueError) as exc:
+            raise RunError(f"cannot serve the project: {exc}") from exc
+        # Workers start in the background; the first read's time should not include their start.
+        await asyncio.to_thread(pool.wait_ready, _WORKERS_READY_TIMEOUT)
+        read_timeout = project.server.reader_timeout + 10.0
+        for era in eras:
+            if cancelled is not None and cancelled.is_set():
+                break
+            async with Client(url, mode=era, read_timeout_seconds=read_timeout, cache=None) as client:
+                for case in cases:
+                    if cancelled is not None and cancelled.is_set():
+                        break
+                    result = await _run_one(client, case, era=era, resources=resources, snapshots=snapshots,
+                                            update_snapshots=update_snapshots)
+                    results.append(result)
+                    if on_result is not None:
+                        on_result(result)
+    finally:
+        if server is not None:
+            server.close()
+        pool.close()
+    return results
+
+
+async def _run_one(
+    client: Client,
+    case: TestCase,
+    *,
+    era: str,
+    resources: Resources,
+    snapshots: SnapshotStore | None,
+    update_snapshots: bool,
+) -> TestResult:
+    spec = case.spec
+    resource = _resolved_name(resources, spec.uri)
+    started = time.perf_counter()
+    try:
+        result = await client.read_resource(spec.uri, cache_mode="bypass")
+    except MCPError as exc:
+        elapsed = (time.perf_counter() - started) * 1000.0
+        observed = ObservedRead(uri=spec.uri, error_code=exc.code, error_message=exc.message,
+                                resource=resource, elapsed_ms=elapsed)
+    except Exception as exc:  # the client could not make sense of the answer: that is a failure to report
+        elapsed = (time.perf_counter() - started) * 1000.0
+        logger.debug("read of %s failed in the client", spec.uri, exc_info=True)
+        return TestResult(name=spec.name, uri=spec.uri, era=era, elapsed_ms=elapsed, sample_of=case.sample_of,
+                          resource=resource, failures=(f"the client failed: {type(exc).__name__}: {exc}",))
+    else:
+        elapsed = (time.perf_counter() - started) * 1000.0
+        observed = ObservedRead(uri=spec.uri, contents=from_sdk_contents(list(result.contents)),
+                                resource=resource, elapsed_ms=elapsed)
+    snapshot, note = _snapshot_state(spec, observed, snapshots, update=update_snapshots)
+    failures = evaluate(spec.expect, observed, snapshot=snapshot)
+    return TestResult(name=spec.name, uri=spec.uri, era=era, elapsed_ms=elapsed, failures=tuple(failures),
+                      sample_of=case.sample_of, resource=resource, note=note, observed=observed)
+
+
+def _resolved_name(resources: Resources, uri: str) -> str | None:
+    try:
+        match = resources.resolve(uri)
+    except ValidationError:
+        return None
+    return match.resource.name if match is not None else None
+
+
+def _snapshot_state(
+    spec: TestSpec, observed: ObservedRead, store: SnapshotStore | None, *, update: bool
+) -> tuple[SnapshotState | None, str]:
+    if not spec.expect.wants_snapshot:
+        return None, ""
+    if store is None:
+        return SnapshotState(None, "(no snapshot directory: the project has no file)"), ""
+    location = str(store.path_for(spec.name))
+    recorded = store.read(spec.name)
+    if not update or observed.failed:
+        return SnapshotState(recorded, location), ""
+    rendered = render_snapshot(observed)
+    if recorded == rendered:
+        return SnapshotState(recorded, location), ""
+    store.write(spec.name, rendered)
+    return SnapshotState(rendered, location), "snapshot recorded" if recorded is None else "snapshot updated"
