@@ -5,18 +5,74 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Mapping, Sequence
+import json.encoder
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeGuard
 
 import mcp_types as types
 
 from resources_qt.errors import ReaderFailedError, ValidationError
 
-__all__ = ["DEFAULT_BINARY_MIME", "DEFAULT_TEXT_MIME", "JSON_MIME", "ResourceContent", "to_contents"]
+__all__ = [
+    "DEFAULT_BINARY_MIME",
+    "DEFAULT_TEXT_MIME",
+    "JSON_MIME",
+    "ResourceContent",
+    "dump_json",
+    "to_contents",
+]
 
 DEFAULT_TEXT_MIME = "text/plain"
 DEFAULT_BINARY_MIME = "application/octet-stream"
 JSON_MIME = "application/json"
+
+# Bound when this module is imported, before any snippet runs in a worker: a
+# snippet that patches json.dumps, json.JSONEncoder or base64 in its worker
+# must not change how another resource's result becomes content.
+_make_iterencode: Callable[..., Callable[[object, int], Any]] = getattr(json.encoder, "_make_iterencode")  # noqa: B009
+_c_make_encoder: Callable[..., Callable[[object, int], Any]] | None = getattr(json.encoder, "c_make_encoder", None)
+_encode_basestring: Callable[[str], str] = getattr(json.encoder, "encode_basestring")  # noqa: B009
+_float_repr = float.__repr__
+_b2a_base64 = binascii.b2a_base64
+_a2b_base64 = binascii.a2b_base64
+_join = "".join
+_INFINITY = float("inf")
+
+
+def _no_default(value: object) -> object:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _float_text(value: float) -> str:
+    if value != value or value in (_INFINITY, -_INFINITY):
+        raise ValueError(f"Out of range float values are not JSON compliant: {_float_repr(value)}")
+    return _float_repr(value)
+
+
+def dump_json(value: object, *, indent: int | None = None) -> str:
+    """`json.dumps(value, ensure_ascii=False, allow_nan=False, indent=indent)` from functions bound at import.
+
+    Raises:
+        TypeError, ValueError: as json.dumps does for data that is not JSON.
+    """
+    if indent is None and _c_make_encoder is not None:
+        encode = _c_make_encoder({}, _no_default, _encode_basestring, None, ": ", ", ", False, False, False)
+    else:
+        pad = " " * indent if indent is not None else None
+        separator = "," if pad is not None else ", "
+        encode = _make_iterencode(
+            {}, _no_default, _encode_basestring, pad, _float_text, ": ", separator, False, False, True
+        )
+    return _join(encode(value, 0))
+
+
+def _b64encode(data: bytes) -> str:
+    return _b2a_base64(data, newline=False).decode("ascii")
+
+
+def _b64check(text: str) -> None:
+    # What base64.b64decode(validate=True) accepts: the alphabet and correct padding.
+    _a2b_base64(text, strict_mode=True)
 
 
 class ResourceContent:
@@ -73,7 +129,7 @@ class ResourceContent:
         if not isinstance(blob_base64, str) or not blob_base64:
             raise ValidationError(f"Blob content for {uri} is empty")
         try:
-            base64.b64decode(blob_base64, validate=True)
+            _b64check(blob_base64)
         except (binascii.Error, ValueError) as exc:
             raise ValidationError(f"Blob content for {uri} is not valid base64: {exc}") from exc
         return cls(uri, mime_type, blob=blob_base64)
@@ -83,7 +139,7 @@ class ResourceContent:
         """Binary content from raw bytes, base64-encoded here; empty bytes are rejected."""
         if not data:
             raise ValidationError(f"Blob content for {uri} is empty")
-        return cls.from_blob(uri, mime_type, base64.b64encode(bytes(data)).decode("ascii"))
+        return cls.from_blob(uri, mime_type, _b64encode(bytes(data)))
 
     @property
     def text(self) -> str | None:
@@ -197,7 +253,7 @@ def to_contents(value: object, *, uri: str, mime_type: str = "") -> list[Resourc
         return [_with_default_mime(item, mime_type) for item in value]
     try:
         # allow_nan=False: NaN and Infinity are not JSON, and a client would choke on them.
-        text = json.dumps(value, ensure_ascii=False, indent=2, allow_nan=False)
+        text = dump_json(value, indent=2)
     except (TypeError, ValueError) as exc:
         raise ReaderFailedError(
             f"Resource reader returned {type(value).__name__}, which is not text, bytes, "

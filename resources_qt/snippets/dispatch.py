@@ -1,4 +1,15 @@
-"""The pool's dispatcher: a queue of calls, one thread per worker slot, growth, replacement and shutdown."""
+"""The pool's dispatcher: a bounded, fair queue of calls, one thread per worker slot, deadlines and shutdown.
+
+Scheduling: each call goes to an idle slot; while every worker is busy the
+pool keeps one spare (temporary) worker warm, up to 2 x `workers` in all,
+so a read of another resource does not wait behind slow ones. At most
+`resource_concurrency` calls of one resource (one snippet key) run at once,
+so a slow resource cannot take every worker. Calls that cannot run wait in
+one queue of at most `max_queued_reads`; past that a call is answered at once
+with -32000 "busy". A call's deadline is fixed when it is submitted: time in
+the queue counts, and a reaper thread answers queued calls whose deadline
+passed. Every call is answered exactly once, by whoever took it off the queue.
+"""
 
 from __future__ import annotations
 
@@ -10,15 +21,16 @@ import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, TypeVar
 
 from resources_qt.errors import ReaderFailedError
 from resources_qt.snippets import messages
-from resources_qt.snippets.process import WorkerProcess, WorkerStartError
+from resources_qt.snippets.output import ReadOutputListener, SnippetOutput
+from resources_qt.snippets.process import WorkerProcess
 from resources_qt.snippets.protocol import Call, Failed, Reply, WorkerConfig, source_digest
+from resources_qt.snippets.slot import RECHECK, Job, Recheck, Slot, settle
 
-__all__ = ["Dispatcher", "Job", "OutputListener"]
+__all__ = ["Dispatcher", "Job", "Limits", "OutputListener"]
 
 logger = logging.getLogger(__name__)
 
@@ -27,134 +39,74 @@ OutputListener = Callable[[str, str], None]
 
 _SURGE_IDLE_SECONDS = 10.0
 _LIVENESS_SECONDS = 1.0
-_REPLACED = frozenset({"timeout", "exited", "crashed", "memory"})
+_REAPER_IDLE_SECONDS = 5.0
 _T = TypeVar("_T")
-_SlotState = Literal["starting", "idle", "busy", "stopped"]
 
 
-@dataclass(eq=False)
-class Job(Generic[_T]):
-    """One queued call; `convert` turns the worker's reply into the future's value or error."""
-
-    call: Call
-    timeout: float
-    future: Future[_T]
-    convert: Callable[[Reply], _T]
-
-
-class Recheck:
-    """take() result: the slot's worker is out of date; restart it, then ask again."""
-
-
-RECHECK = Recheck()
-
-
-class _Slot:
-    """One pool thread and the worker process it drives."""
-
-    def __init__(self, core: Dispatcher, number: int, *, temporary: bool) -> None:
-        self.core = core
-        self.temporary = temporary
-        self.retiring = False
-        self.state: _SlotState = "starting"
-        self.worker: WorkerProcess | None = None
-        self.generation = -1
-        self.name = f"snippet-worker-{number}"
-        self.thread = threading.Thread(target=self._run, name=self.name, daemon=True)
-
-    def _run(self) -> None:
-        try:
-            while self._ensure_worker():
-                job = self.core.take(self)
-                if job is None:
-                    break
-                if isinstance(job, Recheck):
-                    continue
-                if (self.worker is None or not self.worker.alive) and not self._ensure_worker():
-                    # The idle worker died on its own and the pool is closing.
-                    self.core.fail_job(job, "the snippet pool was closed")
-                    break
-                self._execute(job)
-        except Exception:
-            # A bug here must not strand queued calls: the core fails the
-            # next one and starts a replacement slot.
-            logger.exception("Snippet pool slot %s failed", self.name)
-            crashed = True
-        else:
-            crashed = False
-        finally:
-            worker, self.worker = self.worker, None
-            if worker is not None:
-                worker.stop()
-        self.core.slot_finished(self, crashed=crashed)
-
-    def _ensure_worker(self) -> bool:
-        failures = 0
-        while True:
-            config, generation = self.core.worker_settings(self)
-            if config is None:
-                return False
-            if self.worker is not None and self.worker.alive and self.generation == generation:
-                return True
-            if self.worker is not None:
-                self.worker.stop()
-                self.worker = None
-            worker = WorkerProcess(config=config, name=self.name)
-            try:
-                worker.start()
-            except WorkerStartError as exc:
-                failures += 1
-                logger.error("Snippet worker %s did not start: %s", self.name, exc)
-                self.core.fail_next(str(exc))
-                self.core.pause(min(0.2 * 2**failures, 5.0))
-                continue
-            if not self.core.attach(self, worker, generation):
-                worker.stop()
-                return False
-
-    def _execute(self, job: Job[Any]) -> None:
-        if not job.future.set_running_or_notify_cancel():
-            return
-        worker = self.worker
-        assert worker is not None
-        reply = worker.call(job.call, timeout=job.timeout, on_output=self.core.emit_output)
-        # Counted as available before the caller hears back, so a caller that
-        # submits again at once does not make the pool grow for nothing.
-        self.core.finishing(self)
-        if isinstance(reply, Failed) and reply.reason in _REPLACED:
-            if self.core.closed:
-                reply = Failed("unavailable", messages.unavailable(job.call, "the snippet pool was closed"))
-            else:
-                logger.warning("Snippet worker %s replaced: %s", self.name, reply.message)
-        try:
-            job.future.set_result(job.convert(reply))
-        except BaseException as exc:  # noqa: BLE001 - the caller gets whatever it was
-            job.future.set_exception(exc)
-        if not worker.alive:
-            worker.kill()
-            self.worker = None
-
-
-class Dispatcher:
-    """The pool's state, shared by its slot threads and its finalizer (never the pool object)."""
+class Limits:
+    """The pool's settings, as the dispatcher holds them (validated by the pool)."""
 
     def __init__(
-        self, *, workers: int, timeout: float, memory_limit_mb: int, prelude: str, output_limit: int
+        self,
+        *,
+        workers: int,
+        timeout: float,
+        memory_limit_mb: int,
+        output_limit: int,
+        max_queued_reads: int,
+        resource_concurrency: int | None,
+        max_processes: int,
+        max_file_size_mb: int,
     ) -> None:
-        self.cond = threading.Condition()
         self.workers = workers
         self.timeout = timeout
         self.memory_limit_mb = memory_limit_mb
         self.output_limit = output_limit
+        self.max_queued_reads = max_queued_reads
+        self.resource_concurrency = resource_concurrency
+        self.max_processes = max_processes
+        self.max_file_size_mb = max_file_size_mb
+
+    @property
+    def per_resource(self) -> int:
+        """Calls of one resource running at once; by default as many as there are workers."""
+        return self.resource_concurrency or self.workers
+
+
+class Dispatcher:
+    """The pool's state, shared by its slot threads, its reaper and its finalizer (never the pool object)."""
+
+    def __init__(self, limits: Limits, *, prelude: str) -> None:
+        lock = threading.RLock()
+        self.cond = threading.Condition(lock)
+        self._reaper_cond = threading.Condition(lock)
+        self.limits = limits
         self.prelude = prelude
         self.prelude_digest = source_digest(prelude)
         self.generation = 0
         self.closed = False
         self.started = False
         self.jobs: deque[Job[Any]] = deque()
-        self.slots: list[_Slot] = []
+        self.running: dict[str, int] = {}
+        self.slots: list[Slot] = []
         self.listeners: list[OutputListener] = []
+        self.read_listeners: list[ReadOutputListener] = []
         self._numbers = itertools.count(1)
+        self._reaper: threading.Thread | None = None
+
+    # -- settings the pool reads ----------------------------------------------------
+
+    @property
+    def workers(self) -> int:
+        return self.limits.workers
+
+    @property
+    def timeout(self) -> float:
+        return self.limits.timeout
+
+    @property
+    def memory_limit_mb(self) -> int:
+        return self.limits.memory_limit_mb
 
     # -- configuration -------------------------------------------------------------
 
@@ -168,31 +120,44 @@ class Dispatcher:
         if not self.started:
             self.started = True
             self._resize_locked()
+            self._reaper = threading.Thread(target=self._reap, name="snippet-deadlines", daemon=True)
+            self._reaper.start()
 
     def _resize_locked(self) -> None:
         permanent = [s for s in self.slots if not s.temporary and not s.retiring]
-        for _ in range(self.workers - len(permanent)):
+        for _ in range(self.limits.workers - len(permanent)):
             self._add_slot_locked(temporary=False)
-        for slot in sorted(permanent, key=lambda s: s.state != "idle")[self.workers :]:
+        for slot in sorted(permanent, key=lambda s: s.state != "idle")[self.limits.workers :]:
             slot.retiring = True
         self.cond.notify_all()
 
     def _add_slot_locked(self, *, temporary: bool) -> None:
-        slot = _Slot(self, next(self._numbers), temporary=temporary)
+        slot = Slot(self, next(self._numbers), temporary=temporary)
         self.slots.append(slot)
         slot.thread.start()
 
-    def configure(self, *, timeout: float | None, memory_limit_mb: int | None, workers: int | None) -> None:
+    def _keep_spare_locked(self) -> None:
+        # A worker kept warm while all others are busy: a fast read of another
+        # resource then starts at once instead of waiting for a process to start.
+        if len(self.slots) >= 2 * self.limits.workers:
+            return
+        if not any(s.state in ("idle", "starting") and not s.retiring for s in self.slots):
+            self._add_slot_locked(temporary=True)
+
+    def configure(self, **changes: Any) -> None:
+        """Apply the given `Limits` fields; worker-level limits replace workers as they become idle."""
         with self.cond:
-            if timeout is not None:
-                self.timeout = float(timeout)
-            if memory_limit_mb is not None and memory_limit_mb != self.memory_limit_mb:
-                self.memory_limit_mb = memory_limit_mb
-                self.generation += 1
-            if workers is not None and workers != self.workers:
-                self.workers = workers
-                if self.started and not self.closed:
+            limits = self.limits
+            respawn = False
+            for name, value in changes.items():
+                if value is None or getattr(limits, name) == value:
+                    continue
+                setattr(limits, name, value)
+                respawn = respawn or name in ("memory_limit_mb", "max_processes", "max_file_size_mb")
+                if name == "workers" and self.started and not self.closed:
                     self._resize_locked()
+            if respawn:
+                self.generation += 1
             self.cond.notify_all()
 
     def set_prelude(self, source: str) -> None:
@@ -205,13 +170,19 @@ class Dispatcher:
             return self.prelude, self.prelude_digest
 
     def add_listener(self, callback: OutputListener) -> Callable[[], None]:
+        return self._add(self.listeners, callback)
+
+    def add_read_listener(self, callback: ReadOutputListener) -> Callable[[], None]:
+        return self._add(self.read_listeners, callback)
+
+    def _add(self, listeners: list[Any], callback: Any) -> Callable[[], None]:
         with self.cond:
-            self.listeners.append(callback)
+            listeners.append(callback)
 
         def unsubscribe() -> None:
             with self.cond:
-                if callback in self.listeners:
-                    self.listeners.remove(callback)
+                if callback in listeners:
+                    listeners.remove(callback)
 
         return unsubscribe
 
@@ -224,9 +195,22 @@ class Dispatcher:
             except Exception:
                 logger.exception("Snippet output listener %r failed", listener)
 
+    def emit_read_output(self, output: SnippetOutput) -> None:
+        with self.cond:
+            listeners = list(self.read_listeners)
+        for listener in listeners:
+            try:
+                listener(output)
+            except Exception:
+                logger.exception("Snippet read-output listener %r failed", listener)
+
     def worker_pids(self) -> list[int]:
         with self.cond:
             return [pid for s in self.slots if s.worker is not None and (pid := s.worker.pid) is not None]
+
+    def queued(self) -> int:
+        with self.cond:
+            return len(self.jobs)
 
     # -- jobs ----------------------------------------------------------------------
 
@@ -234,20 +218,28 @@ class Dispatcher:
         future: Future[_T] = Future()
         with self.cond:
             self._start_locked()
-            job = Job(call, self.timeout if timeout is None else timeout, future, lambda r: convert(call, r))
-            self.jobs.append(job)
-            available = sum(1 for s in self.slots if s.state in ("idle", "starting") and not s.retiring)
-            if available < len(self.jobs) and len(self.slots) < 2 * self.workers:
-                # Every worker is busy (a slow reader, say): grow rather than
-                # queue a fast read behind it.
-                self._add_slot_locked(temporary=True)
-            self.cond.notify_all()
+            seconds = self.limits.timeout if timeout is None else timeout
+            now = time.monotonic()
+            job = Job(call, seconds, now + seconds, future, lambda r: convert(call, r), queued_at=now)
+            if len(self.jobs) >= self.limits.max_queued_reads:
+                busy = Failed("busy", messages.busy(call, len(self.jobs)))
+            else:
+                busy = None
+                self.jobs.append(job)
+                if self.running.get(call.key, 0) >= self.limits.per_resource:
+                    self._reaper_cond.notify()  # it will wait for its own resource: watch its deadline
+                elif not any(s.state == "idle" and not s.retiring for s in self.slots):
+                    self._keep_spare_locked()
+                    self._reaper_cond.notify()
+                self.cond.notify_all()
+        if busy is not None:
+            settle(job, busy)
         return future
 
-    def take(self, slot: _Slot) -> Job[Any] | Recheck | None:
+    def take(self, slot: Slot) -> Job[Any] | Recheck | None:
         with self.cond:
+            self._release_locked(slot)
             slot.state = "idle"
-            self.cond.notify_all()
             deadline = time.monotonic() + _SURGE_IDLE_SECONDS if slot.temporary else None
             while True:
                 if self.closed or slot.retiring:
@@ -255,9 +247,16 @@ class Dispatcher:
                 if slot.generation != self.generation:
                     slot.state = "starting"
                     return RECHECK
-                if self.jobs:
+                job = self._pick_locked()
+                if job is not None:
+                    key = job.call.key
+                    self.running[key] = self.running.get(key, 0) + 1
+                    slot.running_key = key
                     slot.state = "busy"
-                    return self.jobs.popleft()
+                    job.taken_at = time.monotonic()
+                    if self.jobs:
+                        self._keep_spare_locked()
+                    return job
                 if slot.worker is not None and not slot.worker.alive:
                     # Killed while idle (by the OOM killer, say): replace it now,
                     # not when a read finds it dead.
@@ -272,16 +271,65 @@ class Dispatcher:
                     return None
                 self.cond.wait(min(remaining, _LIVENESS_SECONDS))
 
-    def worker_settings(self, slot: _Slot) -> tuple[WorkerConfig | None, int]:
+    def _pick_locked(self) -> Job[Any] | None:
+        jobs = self.jobs
+        if not jobs:
+            return None
+        limit = self.limits.per_resource
+        first = jobs[0]
+        if self.running.get(first.call.key, 0) < limit:
+            return jobs.popleft()
+        for index, job in enumerate(jobs):
+            if self.running.get(job.call.key, 0) < limit:
+                del jobs[index]
+                return job
+        return None
+
+    def _release_locked(self, slot: Slot) -> None:
+        key, slot.running_key = slot.running_key, None
+        if key is not None:
+            count = self.running.get(key, 0) - 1
+            if count > 0:
+                self.running[key] = count
+            else:
+                self.running.pop(key, None)
+            if self.jobs:
+                # A call of this resource may be runnable now, on any idle slot.
+                self.cond.notify_all()
+
+    def _reap(self) -> None:
+        while True:
+            with self.cond:
+                if self.closed:
+                    return
+                now = time.monotonic()
+                expired = [job for job in self.jobs if job.deadline <= now or job.future.cancelled()]
+                for job in expired:
+                    self.jobs.remove(job)
+                if not expired:
+                    nearest = min((job.deadline for job in self.jobs), default=now + _REAPER_IDLE_SECONDS)
+                    self._reaper_cond.wait(max(0.0, nearest - now))
+                    continue
+            for job in expired:
+                settle(job, Failed("timeout", messages.timed_out_queued(job.call, job.timeout, job.timeout)))
+
+    def worker_settings(self, slot: Slot) -> tuple[WorkerConfig | None, int]:
         with self.cond:
             if self.closed or slot.retiring:
                 return None, self.generation
             if slot.worker is None or not slot.worker.alive or slot.generation != self.generation:
                 slot.state = "starting"
-            config = WorkerConfig(self.memory_limit_mb, self.output_limit, os.getpid())
+            limits = self.limits
+            config = WorkerConfig(
+                limits.memory_limit_mb,
+                limits.output_limit,
+                os.getpid(),
+                max_processes=limits.max_processes,
+                max_file_size_mb=limits.max_file_size_mb,
+            )
             return config, self.generation
 
-    def attach(self, slot: _Slot, worker: WorkerProcess, generation: int) -> bool:
+    def attach(self, slot: Slot, worker: WorkerProcess, generation: int) -> bool:
         with self.cond:
             if self.closed or slot.retiring:
                 return False
@@ -290,8 +338,9 @@ class Dispatcher:
             self.cond.notify_all()
             return True
 
-    def finishing(self, slot: _Slot) -> None:
+    def finishing(self, slot: Slot) -> None:
         with self.cond:
+            self._release_locked(slot)
             if slot.state == "busy":
                 slot.state = "idle" if slot.worker is not None and slot.worker.alive else "starting"
 
@@ -304,32 +353,27 @@ class Dispatcher:
 
     @staticmethod
     def fail_job(job: Job[Any], why: str) -> None:
-        if job.future.set_running_or_notify_cancel():
-            try:
-                job.future.set_result(job.convert(Failed("unavailable", messages.unavailable(job.call, why))))
-            except BaseException as exc:  # noqa: BLE001 - the caller gets whatever it was
-                job.future.set_exception(exc)
+        settle(job, Failed("unavailable", messages.unavailable(job.call, why)))
 
     def pause(self, seconds: float) -> None:
         with self.cond:
             if not self.closed:
                 self.cond.wait(seconds)
 
-    def slot_finished(self, slot: _Slot, *, crashed: bool) -> None:
+    def slot_finished(self, slot: Slot, *, crashed: bool) -> None:
         with self.cond:
+            self._release_locked(slot)
             slot.state = "stopped"
             if slot in self.slots:
                 self.slots.remove(slot)
             if crashed and not self.closed:
                 self._resize_locked()
             self.cond.notify_all()
-        if crashed:
-            self.fail_next("the snippet pool hit an internal error (see the log)")
 
     def wait_ready(self, timeout: float | None) -> bool:
         def ready() -> bool:
             up = sum(1 for s in self.slots if s.worker is not None and not s.temporary and not s.retiring)
-            return self.closed or up >= self.workers
+            return self.closed or up >= self.limits.workers
 
         with self.cond:
             if self.closed:
@@ -349,6 +393,7 @@ class Dispatcher:
                 if slot.state == "busy" and slot.worker is not None:
                     slot.worker.interrupt()
             self.cond.notify_all()
+            self._reaper_cond.notify_all()
         for job in pending:
             self.fail_job(job, "the snippet pool was closed")
         current = threading.current_thread()

@@ -5,9 +5,11 @@ from __future__ import annotations
 from resources_qt.snippets.protocol import Call, ReadCall
 
 __all__ = [
+    "busy",
     "call_failed",
     "crashed",
     "exited",
+    "internal",
     "no_entry",
     "not_compiling",
     "out_of_memory",
@@ -15,6 +17,7 @@ __all__ = [
     "subject",
     "sys_exit",
     "timed_out",
+    "timed_out_queued",
     "unavailable",
 ]
 
@@ -70,3 +73,18 @@ def crashed(call: Call, how: str) -> str:
 
 def unavailable(call: Call, why: str) -> str:
     return f"{subject(call)} could not run: {why}"
+
+
+def timed_out_queued(call: Call, timeout: float, waited: float) -> str:
+    return (
+        f"{subject(call)} timed out after {timeout:g} s, {waited:.1f} s of it waiting for a free worker; "
+        "the pool is overloaded or its readers are slow"
+    )
+
+
+def busy(call: Call, queued: int) -> str:
+    return f"{subject(call)} was not run: the server is busy ({queued} reads are already waiting for a worker)"
+
+
+def internal(call: Call, why: str) -> str:
+    return f"{subject(call)} failed inside the snippet pool: {why}"

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 import builtins
-import json
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-from resources_qt.content import DEFAULT_BINARY_MIME, DEFAULT_TEXT_MIME, JSON_MIME, ResourceContent
+from resources_qt.content import DEFAULT_BINARY_MIME, DEFAULT_TEXT_MIME, JSON_MIME, ResourceContent, dump_json
+from resources_qt.errors import ValidationError
 
 __all__ = [
     "HELPERS",
@@ -85,7 +83,7 @@ def text(data: object, mime_type: str | None = None, *, uri: str | None = None) 
         return ResourceContent(
             target, mime_type or declared or DEFAULT_TEXT_MIME, text=bytes(data).decode("utf-8")
         )
-    dumped = json.dumps(data, ensure_ascii=False, indent=2)
+    dumped = dump_json(data, indent=2)
     json_mime = declared if declared.endswith("json") else JSON_MIME
     return ResourceContent(target, mime_type or json_mime, text=dumped)
 
@@ -103,10 +101,9 @@ def blob(
         return ResourceContent.from_bytes(target, mime, bytes(data))
     if isinstance(data, str):
         try:
-            base64.b64decode(data, validate=True)
-        except binascii.Error as exc:
-            raise ValueError(f"blob() was given a str that is not base64: {exc}") from exc
-        return ResourceContent.from_blob(target, mime, data)
+            return ResourceContent.from_blob(target, mime, data)
+        except ValidationError as exc:
+            raise ValueError(f"blob() was given a str that is not base64: {exc.message}") from exc
     raise TypeError(f"blob() takes bytes or a base64 str, not {type(data).__name__}")
 
 

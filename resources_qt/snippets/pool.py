@@ -12,7 +12,8 @@ from typing import Any, Self
 from resources_qt.content import ResourceContent
 from resources_qt.errors import ReaderFailedError, ValidationError
 from resources_qt.snippets import messages
-from resources_qt.snippets.dispatch import Dispatcher, OutputListener
+from resources_qt.snippets.dispatch import Dispatcher, Limits, OutputListener
+from resources_qt.snippets.output import ReadOutputListener
 from resources_qt.snippets.protocol import (
     Call,
     CompleteCall,
@@ -24,20 +25,31 @@ from resources_qt.snippets.protocol import (
     source_digest,
 )
 
-__all__ = ["DEFAULT_OUTPUT_LIMIT", "OutputListener", "SnippetPool"]
+__all__ = ["DEFAULT_MAX_QUEUED_READS", "DEFAULT_OUTPUT_LIMIT", "MAX_TIMEOUT", "OutputListener", "SnippetPool"]
 
 DEFAULT_OUTPUT_LIMIT = 64 * 1024
 """Bytes of printed output forwarded per call; the rest is dropped and counted."""
+
+DEFAULT_MAX_QUEUED_READS = 256
+"""Calls waiting for a worker before new ones are answered busy."""
+
+MAX_TIMEOUT = 3600.0
+"""Longest timeout a call may have (the project allows 0.1 s to 1 h)."""
 
 
 class SnippetPool:
     """A pool of snippet worker processes.
 
     Workers start ahead of time (`start()`, or the first call), so a read
-    costs an IPC round trip. Each call goes to an idle worker; when all are
-    busy the pool grows by up to `workers` temporary workers (retired after
-    10 s idle), and beyond that calls queue in order. The timeout covers
-    running the snippet, not waiting in that queue.
+    costs an IPC round trip. Each call goes to an idle worker; while all are
+    busy the pool keeps a spare warm, growing by up to `workers` temporary
+    workers (retired after 10 s idle). At most `resource_concurrency` calls
+    of one snippet key run at once (default: `workers`); the rest wait in a
+    queue of at most `max_queued_reads`, beyond which calls fail at once as
+    busy. A call's timeout counts from when it was submitted, queue included
+    (`resources_qt.snippets.dispatch`). Each worker runs in its own process
+    group, limited by `memory_limit_mb`, `max_processes` and
+    `max_file_size_mb` (0: no limit of that kind).
 
     A worker keeps each snippet version loaded between calls, so module-level
     state lives as long as that worker (see `resources_qt.snippets.worker`).
@@ -57,17 +69,33 @@ class SnippetPool:
         memory_limit_mb: int = 1024,
         prelude: str = "",
         output_limit: int = DEFAULT_OUTPUT_LIMIT,
+        max_queued_reads: int = DEFAULT_MAX_QUEUED_READS,
+        resource_concurrency: int | None = None,
+        max_processes: int = 0,
+        max_file_size_mb: int = 0,
     ) -> None:
-        _check_settings(workers=workers, timeout=timeout, memory_limit_mb=memory_limit_mb)
-        if output_limit < 0:
-            raise ValidationError(f"output_limit must not be negative, not {output_limit}")
-        self._core = Dispatcher(
+        _check_settings(
             workers=workers,
             timeout=timeout,
             memory_limit_mb=memory_limit_mb,
-            prelude=prelude,
-            output_limit=output_limit,
+            max_queued_reads=max_queued_reads,
+            resource_concurrency=resource_concurrency,
+            max_processes=max_processes,
+            max_file_size_mb=max_file_size_mb,
         )
+        if not isinstance(output_limit, int) or output_limit < 0:
+            raise ValidationError(f"output_limit must not be negative, not {output_limit!r}")
+        limits = Limits(
+            workers=workers,
+            timeout=float(timeout),
+            memory_limit_mb=memory_limit_mb,
+            output_limit=output_limit,
+            max_queued_reads=max_queued_reads,
+            resource_concurrency=resource_concurrency or None,
+            max_processes=max_processes,
+            max_file_size_mb=max_file_size_mb,
+        )
+        self._core = Dispatcher(limits, prelude=prelude)
         self._finalizer = weakref.finalize(self, self._core.close)
 
     # -- lifecycle -------------------------------------------------------------
@@ -109,6 +137,19 @@ class SnippetPool:
     def memory_limit_mb(self) -> int:
         return self._core.memory_limit_mb
 
+    @property
+    def max_queued_reads(self) -> int:
+        return self._core.limits.max_queued_reads
+
+    @property
+    def resource_concurrency(self) -> int:
+        """Calls of one resource running at once (the `workers` count unless set)."""
+        return self._core.limits.per_resource
+
+    def queued(self) -> int:
+        """Calls waiting for a worker now (diagnostics and tests)."""
+        return self._core.queued()
+
     def set_prelude(self, source: str) -> None:
         """The shared prelude every snippet sees; takes effect on the next call."""
         if not isinstance(source, str):
@@ -116,15 +157,46 @@ class SnippetPool:
         self._core.set_prelude(source)
 
     def configure(
-        self, *, timeout: float | None = None, memory_limit_mb: int | None = None, workers: int | None = None
+        self,
+        *,
+        timeout: float | None = None,
+        memory_limit_mb: int | None = None,
+        workers: int | None = None,
+        max_queued_reads: int | None = None,
+        resource_concurrency: int | None = None,
+        max_processes: int | None = None,
+        max_file_size_mb: int | None = None,
     ) -> None:
-        """Change limits; a new memory limit replaces workers as they become idle."""
-        _check_settings(workers=workers, timeout=timeout, memory_limit_mb=memory_limit_mb)
-        self._core.configure(timeout=timeout, memory_limit_mb=memory_limit_mb, workers=workers)
+        """Change limits (None: unchanged); new process limits replace workers as they become idle."""
+        _check_settings(
+            workers=workers,
+            timeout=timeout,
+            memory_limit_mb=memory_limit_mb,
+            max_queued_reads=max_queued_reads,
+            resource_concurrency=resource_concurrency,
+            max_processes=max_processes,
+            max_file_size_mb=max_file_size_mb,
+        )
+        self._core.configure(
+            timeout=None if timeout is None else float(timeout),
+            memory_limit_mb=memory_limit_mb,
+            workers=workers,
+            max_queued_reads=max_queued_reads,
+            resource_concurrency=resource_concurrency,
+            max_processes=max_processes,
+            max_file_size_mb=max_file_size_mb,
+        )
 
     def add_output_listener(self, callback: OutputListener) -> Callable[[], None]:
-        """Call `callback(key, text)` with what snippets print; returns the unsubscribe call."""
+        """Call `callback(key, text)` with what snippets print, as it arrives; returns the unsubscribe call."""
         return self._core.add_listener(callback)
+
+    def add_read_output_listener(self, callback: ReadOutputListener) -> Callable[[], None]:
+        """Call `callback(SnippetOutput)` once per call that printed anything, before its answer.
+
+        Returns the unsubscribe call. Called on pool threads.
+        """
+        return self._core.add_read_listener(callback)
 
     def worker_pids(self) -> list[int]:
         """Process ids of the running workers (diagnostics and tests)."""
@@ -186,7 +258,7 @@ class SnippetPool:
         timeout: float | None = None,
     ) -> Future[list[ResourceContent]]:
         """`read` for callers without an event loop: a concurrent future of the content."""
-        _check_call(key, source)
+        _check_call(key, source, timeout)
         if not isinstance(uri, str) or not uri:
             raise ValidationError("A snippet read needs a non-empty URI")
         prelude, prelude_digest = self._core.prelude_version()
@@ -213,7 +285,7 @@ class SnippetPool:
         timeout: float | None = None,
     ) -> Future[list[str]]:
         """`complete` for callers without an event loop."""
-        _check_call(key, source)
+        _check_call(key, source, timeout)
         prelude, prelude_digest = self._core.prelude_version()
         call = CompleteCall(
             key=key,
@@ -232,20 +304,54 @@ class SnippetPool:
         return f"SnippetPool(workers={self.workers}, timeout={self.timeout:g}, {state})"
 
 
-def _check_settings(*, workers: int | None, timeout: float | None, memory_limit_mb: int | None) -> None:
-    if workers is not None and (not isinstance(workers, int) or workers < 1):
-        raise ValidationError(f"workers must be at least 1, not {workers!r}")
-    if timeout is not None and not (timeout > 0 and math.isfinite(timeout)):
-        raise ValidationError(f"timeout must be a positive number of seconds, not {timeout!r}")
-    if memory_limit_mb is not None and (not isinstance(memory_limit_mb, int) or memory_limit_mb < 16):
-        raise ValidationError(f"memory_limit_mb must be at least 16, not {memory_limit_mb!r}")
+def _check_timeout(name: str, timeout: object) -> None:
+    # NaN, inf and huge values would overflow the pool's timers (or never fire).
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not (0 < timeout <= MAX_TIMEOUT and math.isfinite(timeout))
+    ):
+        raise ValidationError(f"{name} must be a number of seconds in (0, {MAX_TIMEOUT:g}], not {timeout!r}")
 
 
-def _check_call(key: str, source: str) -> None:
+def _check_int(name: str, value: object, low: int, high: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValidationError(f"{name} must be an integer from {low} to {high}, not {value!r}")
+
+
+def _check_settings(
+    *,
+    workers: int | None,
+    timeout: float | None,
+    memory_limit_mb: int | None,
+    max_queued_reads: int | None = None,
+    resource_concurrency: int | None = None,
+    max_processes: int | None = None,
+    max_file_size_mb: int | None = None,
+) -> None:
+    if workers is not None:
+        _check_int("workers", workers, 1, 64)
+    if timeout is not None:
+        _check_timeout("timeout", timeout)
+    if memory_limit_mb is not None:
+        _check_int("memory_limit_mb", memory_limit_mb, 16, 1024 * 1024)
+    if max_queued_reads is not None:
+        _check_int("max_queued_reads", max_queued_reads, 0, 1_000_000)
+    if resource_concurrency is not None:
+        _check_int("resource_concurrency", resource_concurrency, 0, 1024)
+    if max_processes is not None:
+        _check_int("max_processes", max_processes, 0, 1_000_000)
+    if max_file_size_mb is not None:
+        _check_int("max_file_size_mb", max_file_size_mb, 0, 1024 * 1024 * 1024)
+
+
+def _check_call(key: str, source: str, timeout: float | None) -> None:
     if not isinstance(key, str) or not key:
         raise ValidationError("A snippet call needs a non-empty key")
     if not isinstance(source, str):
         raise ValidationError(f"Snippet source must be a str, not {type(source).__name__}")
+    if timeout is not None:
+        _check_timeout("timeout", timeout)
 
 
 def _failure(call: Call, reply: Reply) -> ReaderFailedError:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import multiprocessing
+import os
 import signal
 import threading
 import time
@@ -13,7 +15,7 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.context import BaseContext
 from multiprocessing.process import BaseProcess
 
-from resources_qt.snippets import messages
+from resources_qt.snippets import messages, wire
 from resources_qt.snippets.protocol import (
     Call,
     CompleteDone,
@@ -32,10 +34,14 @@ __all__ = ["OutputCallback", "WorkerProcess", "WorkerStartError", "worker_contex
 
 logger = logging.getLogger(__name__)
 
-OutputCallback = Callable[[str, str], None]
+OutputCallback = Callable[[str, str, str], None]
+"""`on_output(key, stream, text)`."""
+
+_MAX_WAIT = 60.0
+"""Longest single wait: poll()/select() overflow on timeouts of weeks."""
 
 _context_lock = threading.Lock()
-_context: BaseContext | None = None
+_contexts: list[BaseContext] = []
 
 
 def worker_context() -> BaseContext:
@@ -45,16 +51,15 @@ def worker_context() -> BaseContext:
     preloads the worker module once, so starting or replacing a worker is a
     fork of a small, single-threaded process rather than a new interpreter.
     """
-    global _context
     with _context_lock:
-        if _context is None:
+        if not _contexts:
             if "forkserver" in multiprocessing.get_all_start_methods():
                 context = multiprocessing.get_context("forkserver")
                 context.set_forkserver_preload(["__main__", "resources_qt.snippets.worker"])
-                _context = context
+                _contexts.append(context)
             else:
-                _context = multiprocessing.get_context("spawn")
-        return _context
+                _contexts.append(multiprocessing.get_context("spawn"))
+        return _contexts[0]
 
 
 class WorkerStartError(RuntimeError):
@@ -104,8 +109,8 @@ class WorkerProcess:
         message: object = None
         if parent_conn in ready:
             try:
-                message = parent_conn.recv()
-            except (EOFError, OSError):
+                message = wire.decode(parent_conn.recv_bytes())
+            except (EOFError, OSError, wire.WireError):
                 message = None
         if not isinstance(message, Ready):
             code = process.exitcode
@@ -136,16 +141,24 @@ class WorkerProcess:
             if remaining <= 0:
                 self.kill()
                 return Failed("timeout", messages.timed_out(call, timeout))
-            ready = wait([conn, process.sentinel], remaining)
+            ready = wait([conn, process.sentinel], min(remaining, _MAX_WAIT))
             if not ready:
                 continue
             if conn not in ready:
                 self._drain_output(on_output)
                 return self._death(call)
             try:
-                message = conn.recv()
+                data = conn.recv_bytes()
             except (EOFError, OSError):
                 return self._death(call)
+            try:
+                message = wire.decode(data)
+            except wire.WireError as exc:
+                # The channel can no longer be trusted to be in step: this
+                # call fails and the worker is replaced; nothing else is touched.
+                logger.error("Snippet worker %s sent a message that does not decode: %s", self.name, exc)
+                self.kill()
+                return Failed("internal", messages.call_failed(call, f"its answer could not be decoded ({exc})"))
             if isinstance(message, Output):
                 _deliver(on_output, message)
             elif isinstance(message, NeedSource):
@@ -168,36 +181,31 @@ class WorkerProcess:
         if process is None:
             return
         if process.is_alive() and self._conn is not None:
-            try:
+            with contextlib.suppress(OSError, ValueError):
                 self._conn.send(Shutdown())
-            except (OSError, ValueError):
-                pass
             process.join(grace)
         self.kill()
 
     def interrupt(self) -> None:
-        """Kill the process from another thread; the owner's `call` then sees it die."""
-        process = self._process
-        if process is not None and process.exitcode is None:
-            try:
-                process.kill()
-            except (OSError, ValueError):
-                pass
-
-    def kill(self) -> None:
-        """Kill the process (SIGKILL) and release the connection; idempotent; owner thread only."""
+        """Kill the process (and its group) from another thread; the owner's `call` then sees it die."""
         process = self._process
         if process is not None:
+            _kill_group(process.pid)
+        if process is not None and process.exitcode is None:
+            with contextlib.suppress(OSError, ValueError):
+                process.kill()
+
+    def kill(self) -> None:
+        """Kill the process and its process group (SIGKILL), release the connection; idempotent; owner thread only."""
+        process = self._process
+        if process is not None:
+            _kill_group(process.pid)
             if process.exitcode is None:
-                try:
+                with contextlib.suppress(OSError, ValueError):
                     process.kill()
-                except (OSError, ValueError):
-                    pass
             process.join(5.0)
-            try:
+            with contextlib.suppress(ValueError):  # still running: nothing more can be done from here
                 process.close()
-            except ValueError:
-                pass  # still running: nothing more can be done from here
         if self._conn is not None:
             self._conn.close()
         self._process = None
@@ -237,10 +245,10 @@ class WorkerProcess:
         conn = self._conn
         try:
             while conn is not None and conn.poll(0):
-                message = conn.recv()
+                message = wire.decode(conn.recv_bytes())
                 if isinstance(message, Output):
                     _deliver(on_output, message)
-        except (EOFError, OSError):
+        except (EOFError, OSError, wire.WireError):
             pass
 
     def _death(self, call: Call) -> Failed:
@@ -268,8 +276,20 @@ def _signal_text(number: int) -> str:
     return f"signal {name}: {described}" if described else f"signal {name}"
 
 
+def _kill_group(pid: int | None) -> None:
+    # The worker leads its own process group (worker._own_process_group), so
+    # this reaches whatever a snippet forked; the worker itself is killed too.
+    if pid is None or pid <= 0 or not hasattr(os, "killpg"):
+        return
+    with contextlib.suppress(OSError):
+        if os.getpgid(pid) != pid:
+            return  # not (or no longer) a group leader: nothing of ours to reach
+    with contextlib.suppress(OSError):
+        os.killpg(pid, signal.SIGKILL)
+
+
 def _deliver(on_output: OutputCallback, message: Output) -> None:
     try:
-        on_output(message.key, message.text)
+        on_output(message.key, message.stream, message.text)
     except Exception:
         logger.exception("Snippet output listener failed")

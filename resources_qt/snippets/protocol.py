@@ -1,4 +1,4 @@
-"""Messages between the pool and a snippet worker process (pickled over a multiprocessing Pipe)."""
+"""Messages between the pool and a snippet worker: calls are pickled, replies travel as plain data (wire.py)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ __all__ = [
     "Reason",
     "Reply",
     "Shutdown",
+    "Stream",
     "WorkerConfig",
     "source_digest",
 ]
@@ -36,7 +37,11 @@ Reason = Literal[
     "exited",  # parent side: the worker process ended (os._exit, ...)
     "crashed",  # parent side: the worker process died of a signal
     "unavailable",  # parent side: no worker could be started, or the pool closed
+    "busy",  # parent side: the queue of reads waiting for a worker is full
+    "internal",  # parent side: the reply did not decode, or the pool failed; only this call fails
 ]
+
+Stream = Literal["stdout", "stderr"]
 
 ContentTuple = tuple[str, str, "str | None", "str | None", "dict[str, Any] | None"]
 """(uri, mime_type, text, blob, meta): a `ResourceContent` in a cheap picklable form."""
@@ -54,6 +59,10 @@ class WorkerConfig:
     memory_limit_mb: int
     output_limit: int
     parent_pid: int
+    max_processes: int = 0
+    """RLIMIT_NPROC for the worker (0: leave the inherited limit)."""
+    max_file_size_mb: int = 0
+    """RLIMIT_FSIZE for the worker (0: leave the inherited limit)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,10 +112,11 @@ class Ready:
 
 @dataclass(frozen=True, slots=True)
 class Output:
-    """Text the snippet of `key` printed (stdout and stderr, Python- or C-level)."""
+    """Text the snippet of `key` printed on `stream` (Python- or C-level)."""
 
     key: str
     text: str
+    stream: Stream = "stdout"
 
 
 @dataclass(frozen=True, slots=True)

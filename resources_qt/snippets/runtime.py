@@ -165,7 +165,7 @@ class SnippetRuntime:
         # Registered so dataclasses, typing and pickle can find the module by name.
         sys.modules[module_name] = module
         try:
-            exec(entry.code, module.__dict__)  # noqa: S102 - running user snippets is this module's job
+            exec(entry.code, module.__dict__)
         except (MemoryError, SystemExit, KeyboardInterrupt):
             sys.modules.pop(module_name, None)
             raise

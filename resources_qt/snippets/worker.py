@@ -7,6 +7,28 @@ cache, a counter, an open connection) lives as long as the worker process,
 until the snippet or the prelude is edited. Workers are replaced after a
 timeout, crash, exit or memory overrun, and a pool has several, so such
 state is per worker and must never be relied on for correctness.
+
+Isolation model (robustness, not a sandbox: snippets run with the user's
+rights and can do anything the user can):
+
+- Each worker is the leader of its own session and process group; the pool
+  kills the whole group when it replaces or stops a worker, so processes a
+  snippet forked do not outlive it. `max_processes` (RLIMIT_NPROC, counted
+  per user by the kernel) and `max_file_size_mb` (RLIMIT_FSIZE) apply where
+  the platform has them; RLIMIT_AS caps memory.
+- Each snippet module has its own globals (the helpers and the prelude's
+  public names, copied), so a name one snippet defines or rebinds is not
+  seen by another. Objects the prelude creates are shared by reference.
+- Results are converted to content inside the worker with functions bound
+  when the worker module was imported (`resources_qt.content.dump_json`, the
+  base64 codecs), and sent back as plain data (`resources_qt.snippets.wire`),
+  so patching `json`, `base64` or the studio's own modules cannot change how
+  another resource's result is converted or framed, and nothing a snippet
+  returns is ever unpickled by the server.
+- After every call the worker puts back what a snippet changed in a guarded
+  set of shared modules (builtins, json, base64, binascii and the studio's own
+  modules, plus their `sys.modules` entries), so such a patch lasts for that
+  call only. Other modules a snippet patches stay patched in that worker.
 """
 
 from __future__ import annotations
@@ -26,8 +48,9 @@ from typing import Any
 
 from resources_qt.content import to_contents
 from resources_qt.errors import ReaderFailedError
-from resources_qt.snippets import messages
+from resources_qt.snippets import messages, wire
 from resources_qt.snippets.capture import OutputCapture
+from resources_qt.snippets.guard import ModuleGuard
 from resources_qt.snippets.namespace import ReadContext, reading
 from resources_qt.snippets.protocol import (
     Call,
@@ -40,6 +63,7 @@ from resources_qt.snippets.protocol import (
     ReadDone,
     Ready,
     Shutdown,
+    Stream,
     WorkerConfig,
 )
 from resources_qt.snippets.runtime import (
@@ -62,23 +86,26 @@ _M_ARENA_MAX = -8
 def worker_main(conn: Connection, config: WorkerConfig) -> None:
     """Process target: never returns normally; exits with `os._exit` so stray threads cannot hold it."""
     send_lock = threading.Lock()
+    encode = wire.encode
 
-    def send(message: object) -> None:
+    def send(message: wire.WorkerMessage) -> None:
+        data = encode(message)
         with send_lock:
-            conn.send(message)
+            conn.send_bytes(data)
 
-    def forward(key: str, text: str) -> None:
-        try:
-            send(Output(key, text))
-        except (OSError, ValueError):
-            pass
+    def forward(key: str, stream: str, text: str) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            send(Output(key, text, _stream(stream)))
 
+    _own_process_group()
     _detach_from_terminal()
     capture = OutputCapture(forward=forward, limit=config.output_limit)
     capture.install()
     _watch_parent(config.parent_pid)
     _tame_allocations()
     _limit_memory(config.memory_limit_mb)
+    _limit_processes_and_files(config.max_processes, config.max_file_size_mb)
+    guard = ModuleGuard.snapshot()
     worker = _Worker(capture, config)
     try:
         send(Ready(os.getpid()))
@@ -93,13 +120,14 @@ def worker_main(conn: Connection, config: WorkerConfig) -> None:
                 continue
             reply = worker.handle(message)
             capture.finish()
+            guard.restore()
             try:
                 send(reply)
             except (OSError, EOFError):
                 break
             except MemoryError:
                 send(Failed("memory", messages.out_of_memory(message, config.memory_limit_mb)))
-            except Exception as exc:  # noqa: BLE001 - the result did not pickle
+            except Exception as exc:
                 send(
                     Failed("result", messages.call_failed(message, f"the result cannot be sent back: {exc}"))
                 )
@@ -133,7 +161,7 @@ class _Worker:
             return Failed("memory", messages.out_of_memory(call, self._config.memory_limit_mb))
         except SystemExit as exc:
             return Failed("exit", messages.sys_exit(call, exc.code))
-        except BaseException as exc:  # noqa: BLE001 - whatever a snippet raises is its failure
+        except BaseException as exc:
             self._capture.note(format_snippet_traceback(exc))
             return Failed(
                 "raised", messages.call_failed(call, describe_exception(exc, f"<{name} {call.key}>"))
@@ -195,6 +223,37 @@ async def _await(awaitable: Awaitable[object]) -> object:
     return await awaitable
 
 
+def _stream(name: str) -> Stream:
+    return "stderr" if name == "stderr" else "stdout"
+
+
+def _own_process_group() -> None:
+    # A session of its own: the pool kills the group, so whatever a snippet
+    # forks goes with the worker; and a terminal's signals do not reach it.
+    with contextlib.suppress(OSError, AttributeError):
+        os.setsid()
+
+
+def _limit_processes_and_files(max_processes: int, max_file_size_mb: int) -> None:
+    try:
+        import resource
+    except ImportError:  # not on this platform
+        return
+    limits = []
+    if max_processes > 0 and hasattr(resource, "RLIMIT_NPROC"):
+        limits.append((resource.RLIMIT_NPROC, max_processes))
+    if max_file_size_mb > 0 and hasattr(resource, "RLIMIT_FSIZE"):
+        # A write past the limit then fails with EFBIG instead of killing the worker.
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        limits.append((resource.RLIMIT_FSIZE, max_file_size_mb * 1024 * 1024))
+    for which, wanted in limits:
+        _, hard = resource.getrlimit(which)
+        soft = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(which, (soft, hard))
+
+
 def _detach_from_terminal() -> None:
     # Ctrl+C in a terminal signals the whole process group; the parent decides
     # when workers stop, and a worker must not die mid-read on its own.
@@ -249,6 +308,10 @@ def _watch_parent(parent_pid: int) -> None:
         while True:
             time.sleep(1.0)
             if os.getppid() != initial or not _alive(parent_pid):
+                # The pool is gone and cannot kill the group: take it (and
+                # whatever a snippet forked) down from here.
+                with contextlib.suppress(OSError):
+                    os.killpg(os.getpid(), signal.SIGKILL)
                 os._exit(0)
 
     threading.Thread(target=watch, name="snippet-parent-watch", daemon=True).start()

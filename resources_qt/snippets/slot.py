@@ -1,0 +1,200 @@
+"""One pool slot: a thread driving one worker process, and the queued call (Job) it runs."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+
+from resources_qt.snippets import messages
+from resources_qt.snippets.output import SnippetOutput
+from resources_qt.snippets.process import WorkerProcess, WorkerStartError
+from resources_qt.snippets.protocol import Call, Failed, ReadCall, Reply
+
+if TYPE_CHECKING:
+    from resources_qt.snippets.dispatch import Dispatcher
+
+__all__ = ["RECHECK", "Job", "Recheck", "Slot", "settle"]
+
+logger = logging.getLogger(__name__)
+
+_REPLACED = frozenset({"timeout", "exited", "crashed", "memory", "internal"})
+_T = TypeVar("_T")
+SlotState = Literal["starting", "idle", "busy", "stopped"]
+
+
+@dataclass(eq=False)
+class Job(Generic[_T]):
+    """One call: answered exactly once, by whoever removed it from the queue (a slot, the reaper, close)."""
+
+    call: Call
+    timeout: float
+    deadline: float
+    """time.monotonic() by which the caller must hear back; queue time counts."""
+    future: Future[_T]
+    convert: Callable[[Reply], _T]
+    queued_at: float = field(default_factory=time.monotonic)
+    taken_at: float = 0.0
+
+
+class Recheck:
+    """take() result: the slot's worker is out of date; restart it, then ask again."""
+
+
+RECHECK = Recheck()
+
+
+def settle(job: Job[Any], reply: Reply) -> None:
+    """Answer `job` with `reply` (converted); a job already answered or cancelled is left alone."""
+    future = job.future
+    if not future.running():
+        try:
+            if not future.set_running_or_notify_cancel():
+                return  # cancelled by its caller: nobody is waiting
+        except RuntimeError:
+            return  # answered already: once is the rule
+    try:
+        value = job.convert(reply)
+    except BaseException as exc:
+        _set(job.future.set_exception, exc)
+    else:
+        _set(job.future.set_result, value)
+
+
+def _set(setter: Callable[[Any], None], value: Any) -> None:
+    try:
+        setter(value)
+    except Exception:  # InvalidStateError: answered already; once is the rule
+        logger.debug("A snippet call was answered twice; the second answer is dropped")
+
+
+class Slot:
+    """One pool thread and the worker process it drives."""
+
+    def __init__(self, core: Dispatcher, number: int, *, temporary: bool) -> None:
+        self.core = core
+        self.temporary = temporary
+        self.retiring = False
+        self.state: SlotState = "starting"
+        self.worker: WorkerProcess | None = None
+        self.generation = -1
+        self.running_key: str | None = None
+        self.name = f"snippet-worker-{number}"
+        self.thread = threading.Thread(target=self._run, name=self.name, daemon=True)
+
+    def _run(self) -> None:
+        job: Job[Any] | None = None
+        try:
+            while self._ensure_worker():
+                taken = self.core.take(self)
+                if taken is None:
+                    break
+                if isinstance(taken, Recheck):
+                    continue
+                job = taken
+                if (self.worker is None or not self.worker.alive) and not self._ensure_worker():
+                    # The idle worker died on its own and the pool is closing.
+                    self.core.finishing(self)
+                    settle(job, Failed("unavailable", messages.unavailable(job.call, "the snippet pool was closed")))
+                    job = None
+                    break
+                self._execute(job)
+                job = None
+        except Exception:
+            # A bug here fails only the call this slot held; the core starts a replacement slot.
+            logger.exception("Snippet pool slot %s failed", self.name)
+            crashed = True
+            if job is not None:
+                self.core.finishing(self)
+                settle(job, Failed("internal", messages.internal(job.call, "its pool thread failed (see the log)")))
+        else:
+            crashed = False
+        finally:
+            worker, self.worker = self.worker, None
+            if worker is not None:
+                worker.stop()
+        self.core.slot_finished(self, crashed=crashed)
+
+    def _ensure_worker(self) -> bool:
+        failures = 0
+        while True:
+            config, generation = self.core.worker_settings(self)
+            if config is None:
+                return False
+            if self.worker is not None and self.worker.alive and self.generation == generation:
+                return True
+            if self.worker is not None:
+                self.worker.stop()
+                self.worker = None
+            worker = WorkerProcess(config=config, name=self.name)
+            try:
+                worker.start()
+            except WorkerStartError as exc:
+                failures += 1
+                logger.error("Snippet worker %s did not start: %s", self.name, exc)
+                self.core.fail_next(str(exc))
+                self.core.pause(min(0.2 * 2**failures, 5.0))
+                continue
+            if not self.core.attach(self, worker, generation):
+                worker.stop()
+                return False
+
+    def _execute(self, job: Job[Any]) -> None:
+        if not job.future.set_running_or_notify_cancel():
+            self.core.finishing(self)
+            return
+        call = job.call
+        chunks: list[list[str]] = []
+        started_wall = time.time()
+
+        def on_output(key: str, stream: str, text: str) -> None:
+            if chunks and chunks[-1][0] == stream:
+                chunks[-1][1] += text
+            else:
+                chunks.append([stream, text])
+            self.core.emit_output(key, text)
+
+        worker = self.worker
+        reply: Reply
+        try:
+            assert worker is not None
+            remaining = job.deadline - time.monotonic()
+            if remaining <= 0:
+                reply = Failed("timeout", self._timeout_message(job))
+            else:
+                reply = worker.call(call, timeout=remaining, on_output=on_output)
+                if isinstance(reply, Failed) and reply.reason == "timeout":
+                    reply = Failed("timeout", self._timeout_message(job))
+        except Exception as exc:
+            logger.exception("Snippet call on %s failed inside the pool", self.name)
+            reply = Failed("internal", messages.internal(call, f"{type(exc).__name__}: {exc}"))
+            if worker is not None:
+                worker.kill()  # its state is unknown now
+        # Counted as available before the caller hears back, so a caller that
+        # submits again at once does not make the pool grow for nothing.
+        self.core.finishing(self)
+        if isinstance(reply, Failed) and reply.reason in _REPLACED:
+            if self.core.closed:
+                reply = Failed("unavailable", messages.unavailable(call, "the snippet pool was closed"))
+            else:
+                logger.warning("Snippet worker %s replaced: %s", self.name, reply.message)
+        if chunks:
+            uri = call.uri if isinstance(call, ReadCall) else ""
+            self.core.emit_read_output(
+                SnippetOutput(call.key, uri, started_wall, tuple((s, t) for s, t in chunks))
+            )
+        settle(job, reply)
+        if worker is not None and not worker.alive:
+            worker.kill()
+            self.worker = None
+
+    @staticmethod
+    def _timeout_message(job: Job[Any]) -> str:
+        waited = job.taken_at - job.queued_at
+        if waited >= 0.05:
+            return messages.timed_out_queued(job.call, job.timeout, waited)
+        return messages.timed_out(job.call, job.timeout)
