@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from resources_qt.errors import ValidationError
+from resources_qt.project.limits import MAX_FILE_BYTES, check_file_size, check_text
 from resources_qt.project.model import (
     FORMAT_VERSION,
     Project,
@@ -63,7 +64,10 @@ def load_project(path: str | os.PathLike[str], *, strict: bool = True) -> Projec
     """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as handle:
+            check_file_size(os.fstat(handle.fileno()).st_size, source=str(path))
+            # Read at most one byte past the limit: a file growing meanwhile is still refused.
+            text = handle.read(MAX_FILE_BYTES + 1).decode("utf-8")
     except FileNotFoundError:
         raise ProjectError("no such project file", source=str(path)) from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -75,6 +79,7 @@ def load_project(path: str | os.PathLike[str], *, strict: bool = True) -> Projec
 
 def loads_project(text: str, *, source: str = "<project>", strict: bool = True) -> Project:
     """Parse and validate project TOML; see `load_project`. Nothing is returned unless all of it is valid."""
+    check_text(text, source=source)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
