@@ -25,6 +25,11 @@ MAX_COUNTED = 10_000
 """Matches counted (and highlighted) at most, so a one-letter search in a huge snippet stays cheap."""
 
 
+def _is_word_char(ch: str) -> bool:
+    # Qt's FindWholeWords splits at "_"; in code `alpha_x` is one word.
+    return bool(ch) and (ch.isalnum() or ch == "_")
+
+
 class FindBar(QWidget):
     """Find and replace in one `QPlainTextEdit`; hidden until `open_find` / `open_replace`.
 
@@ -132,12 +137,16 @@ class FindBar(QWidget):
             return self._cache[1]
         found: list[tuple[int, int]] = []
         cursor = QTextCursor(document)
-        flags = self._flags(backward=False)
+        flags = self._flags()
+        whole = self.whole_word.isChecked()
         while len(found) < MAX_COUNTED:
             cursor = document.find(term, cursor, flags)
             if cursor.isNull():
                 break
-            found.append((cursor.selectionStart(), cursor.selectionEnd()))
+            start, end = cursor.selectionStart(), cursor.selectionEnd()
+            if whole and (_is_word_char(document.characterAt(start - 1)) or _is_word_char(document.characterAt(end))):
+                continue
+            found.append((start, end))
         self._cache = (key, found)
         return found
 
@@ -191,14 +200,10 @@ class FindBar(QWidget):
         field.selectAll()
         self._refresh()
 
-    def _flags(self, *, backward: bool) -> QTextDocument.FindFlag:
+    def _flags(self) -> QTextDocument.FindFlag:
         flags = QTextDocument.FindFlag(0)
         if self.match_case.isChecked():
             flags |= QTextDocument.FindFlag.FindCaseSensitively
-        if self.whole_word.isChecked():
-            flags |= QTextDocument.FindFlag.FindWholeWords
-        if backward:
-            flags |= QTextDocument.FindFlag.FindBackward
         return flags
 
     def _find(self, *, backward: bool, from_start_of_selection: bool = False) -> bool:
