@@ -6,6 +6,7 @@ import logging
 import time
 from dataclasses import fields, replace
 from pathlib import Path
+from typing import NamedTuple
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
@@ -17,7 +18,9 @@ from resources_qt.templates import CompiledTemplate, compile_template
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ProjectDocument", "changed_settings", "check_source", "copy_spec", "default_sample", "suffixed_uri"]
+__all__ = [
+    "Problem", "ProjectDocument", "changed_settings", "check_source", "copy_spec", "default_sample", "suffixed_uri",
+]
 
 MERGE_WINDOW_S = 2.0
 """Edits of one resource closer together than this become one undo step."""
@@ -45,6 +48,13 @@ def copy_spec(spec: ResourceSpec) -> ResourceSpec:
         samples=list(spec.samples),
         completions={key: list(values) for key, values in spec.completions.items()},
     )
+
+
+class Problem(NamedTuple):
+    """One problem of a declaration: the message, and the field it is about (None: not one field)."""
+
+    message: str
+    field: str | None = None
 
 
 def changed_settings(before: ServerSettings, after: ServerSettings) -> tuple[str, ...]:
@@ -241,7 +251,7 @@ class ProjectDocument(QObject):
         self._project = Project()
         self._path: Path | None = None
         self._by_name: dict[str, ResourceSpec] = {}
-        self._check_cache: dict[str, tuple[list[str], list[str]]] = {}
+        self._check_cache: dict[str, tuple[list[Problem], list[str]]] = {}
         self._names_by_key: dict[str, list[str]] | None = None
         self._forced_dirty = False
         self._was_dirty = False
@@ -297,6 +307,10 @@ class ProjectDocument(QObject):
 
     def form_errors(self, name: str) -> list[str]:
         """The declaration's problems: the builder's validation message and duplicate addresses."""
+        return [problem.message for problem in self.form_problems(name)]
+
+    def form_problems(self, name: str) -> list[Problem]:
+        """`form_errors` with the field each is about (the `ValidationError.field`), for forms to mark."""
         spec = self._by_name.get(name)
         if spec is None:
             return []
@@ -305,7 +319,10 @@ class ProjectDocument(QObject):
             [other for other in self._key_index().get(spec.key, []) if other != name] if spec.key else []
         )
         if duplicates:
-            problems.append(f"{spec.key!r} is also declared by {', '.join(repr(n) for n in duplicates)}")
+            problems.append(Problem(
+                f"{spec.key!r} is also declared by {', '.join(repr(n) for n in duplicates)}",
+                "uri_template" if spec.is_template else "uri",
+            ))  # fmt: skip
         return problems
 
     def snippet_errors(self, name: str) -> list[str]:
@@ -313,7 +330,7 @@ class ProjectDocument(QObject):
         spec = self._by_name.get(name)
         return list(self._checked(name, spec)[1]) if spec is not None else []
 
-    def _checked(self, name: str, spec: ResourceSpec) -> tuple[list[str], list[str]]:
+    def _checked(self, name: str, spec: ResourceSpec) -> tuple[list[Problem], list[str]]:
         cached = self._check_cache.get(name)
         if cached is None:
             cached = self._check(spec)
@@ -589,12 +606,13 @@ class ProjectDocument(QObject):
             self._check_cache.clear()
 
     @staticmethod
-    def _check(spec: ResourceSpec) -> tuple[list[str], list[str]]:
-        form: list[str] = []
+    def _check(spec: ResourceSpec) -> tuple[list[Problem], list[str]]:
+        form: list[Problem] = []
         try:
             spec.validate()
         except ValidationError as exc:
-            form.append(exc.message)
+            field = getattr(exc, "field", None)
+            form.append(Problem(exc.message, field if isinstance(field, str) else None))
         snippet: list[str] = []
         for label, source, function in (
             ("Reader", spec.reader, "read"),

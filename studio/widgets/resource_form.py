@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 
-from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
@@ -24,10 +24,12 @@ from PySide6.QtWidgets import (
 
 from resources_qt.errors import ValidationError
 from resources_qt.project import ResourceSpec
-from resources_qt.resource import Annotations
+from resources_qt.resource import Annotations, Audience
 from resources_qt.templates import CompiledTemplate, compile_template
-from studio.document import ProjectDocument
+from studio.document import Problem, ProjectDocument, default_sample
 from studio.widgets.icons_table import IconsTable
+from studio.widgets.marks import banner_style, invalid_style, note_style
+from studio.widgets.resource_details import ResourceDetails
 
 logger = logging.getLogger(__name__)
 
@@ -41,8 +43,9 @@ COMMON_MIME_TYPES = (
     "application/pdf", "application/octet-stream",
 )  # fmt: skip
 
-_INVALID_STYLE = "border: 1px solid #d32f2f; border-radius: 2px;"
 _NO_PRIORITY = -0.1
+_BANNER_LINES = 2
+"""Lines of room the error banner always keeps, so an error appearing never moves the fields."""
 
 
 class ResourceForm(QWidget):
@@ -69,7 +72,8 @@ class ResourceForm(QWidget):
         self._loading = False
         self._committing = False
         self._edited = False
-        self._errors: list[str] = []
+        self._errors: list[Problem] = []
+        self._detail_problems: list[Problem] = []
         self._template: CompiledTemplate | None = None  # the last valid template typed or loaded
         self._completion_edits: dict[str, QLineEdit] = {}
         # resource name -> a rename the document refused (empty or taken): nothing typed is lost
@@ -134,7 +138,6 @@ class ResourceForm(QWidget):
         self.samples_warning.setObjectName("samplesWarning")
         self.samples_warning.setWordWrap(True)
         self.samples_warning.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.samples_warning.setStyleSheet("QLabel { color: #8a5300; }")
         self.samples_warning.hide()
 
         self.completions_box = QGroupBox("Completions (comma-separated values per variable)", self)
@@ -145,13 +148,19 @@ class ResourceForm(QWidget):
         self.error_label.setObjectName("formError")
         self.error_label.setWordWrap(True)
         self.error_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.error_label.setStyleSheet(
-            "QLabel { color: #b71c1c; background: #fdecea; border: 1px solid #f5c2c0;"
-            " border-radius: 3px; padding: 4px 6px; }"
-        )
+        self.error_label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        # The banner's room is kept (hidden, not removed) and fixed, so the fields under the
+        # pointer stay put when an error comes or goes; the full text is in its tooltip.
+        policy = self.error_label.sizePolicy()
+        policy.setRetainSizeWhenHidden(True)
+        self.error_label.setSizePolicy(policy)
+        self.error_label.setFixedHeight(self.fontMetrics().lineSpacing() * _BANNER_LINES + 12)
         self.error_label.hide()
 
+        self.details = ResourceDetails(self)
+
         self._build_layout()
+        self._apply_styles()
         for widget in self._markable():
             self._default_tips[widget] = widget.toolTip()
         self._timer = QTimer(self)
@@ -190,6 +199,8 @@ class ResourceForm(QWidget):
         form.addRow("&MIME type", self.mime_edit)
         form.addRow("Audience", audience_row)
         form.addRow("&Priority", self.priority_spin)
+        for label, field in self.details.rows():
+            form.addRow(label, field)
         form.addRow("Icons", self.icons_table)
         form.addRow("&Samples", self.samples_edit)
         form.addRow("", self.samples_warning)
@@ -217,6 +228,9 @@ class ResourceForm(QWidget):
         self.audience_assistant.toggled.connect(self._on_changed_now)
         self.priority_spin.valueChanged.connect(self._on_edited)
         self.icons_table.icons_edited.connect(self._on_changed_now)
+        self.details.edited.connect(self._on_edited)
+        self.details.changed.connect(self._on_changed_now)
+        self.details.editing_finished.connect(self._on_editing_finished)
 
     # -- public API ----------------------------------------------------------
 
@@ -227,7 +241,11 @@ class ResourceForm(QWidget):
     @property
     def errors(self) -> list[str]:
         """The problems shown on the form ([] when the declaration is valid)."""
-        return list(self._errors)
+        return [problem.message for problem in self._errors]
+
+    def marked_fields(self) -> list[QWidget]:
+        """The fields framed as invalid now."""
+        return [widget for widget in self._markable() if widget.property("invalid")]
 
     def set_resource(self, name: str) -> None:
         """Show the named resource ("" or an unknown name clears and disables the form)."""
@@ -252,7 +270,7 @@ class ResourceForm(QWidget):
                 self._on_edited()
             self._show_errors(self._current_errors(name_error))
             return
-        self._show_errors(self._document.form_errors(self._name) if spec is not None else [])
+        self._show_errors(self._document.form_problems(self._name) if spec is not None else [])
 
     def draft_name(self, name: str) -> str | None:
         """The rejected name typed for resource `name` and kept while another resource is shown."""
@@ -311,25 +329,27 @@ class ResourceForm(QWidget):
             spec.icons = self.icons_table.icons()
         except ValidationError:
             spec.icons = list(base.icons)
-        audience = tuple(
-            role
-            for role, box in (("user", self.audience_user), ("assistant", self.audience_assistant))
-            if box.isChecked()
-        )
+        roles: tuple[tuple[Audience, QCheckBox], ...] = (
+            ("user", self.audience_user), ("assistant", self.audience_assistant),
+        )  # fmt: skip
+        audience = tuple(role for role, box in roles if box.isChecked())
         priority = (
             None
             if self.priority_spin.value() <= _NO_PRIORITY + 1e-9
             else round(self.priority_spin.value(), 2)
         )
         last_modified = base.annotations.last_modified if base.annotations else None
-        annotations = Annotations(audience, priority, last_modified)  # type: ignore[arg-type]
+        annotations = Annotations(audience, priority, last_modified)
         spec.annotations = None if annotations.is_empty else annotations
+        # Size, last modified and cache hint: a value that does not parse keeps the stored one.
+        self._detail_problems = [Problem(message, key) for key, message in self.details.apply(spec, template=template)]
         return spec, name_error
 
     # -- loading -------------------------------------------------------------
 
     def _load(self, spec: ResourceSpec) -> None:
         self._edited = False
+        self._detail_problems = []
         self._loading = True
         try:
             self.name_edit.setText(spec.name)
@@ -348,6 +368,7 @@ class ResourceForm(QWidget):
             self.priority_spin.setValue(priority)
             self._set_plain(self.samples_edit, "\n".join(spec.samples))
             self._rebuild_completions(spec.completions)
+            self.details.load(spec)
             self._update_address_label()
             self._template = self._compiled()
         finally:
@@ -364,6 +385,7 @@ class ResourceForm(QWidget):
         self._address_label.setText("&URI template" if template else "&URI")
         self.uri_edit.setPlaceholderText("e.g. notes://{folder}/{id}" if template else "e.g. docs://readme")
         self.completions_box.setVisible(template)
+        self.details.set_template(template)
 
     def _compiled(self) -> CompiledTemplate | None:
         """The address field's template, None when it is not a template or not a valid one."""
@@ -385,8 +407,8 @@ class ResourceForm(QWidget):
 
     @staticmethod
     def _default_sample(template: CompiledTemplate) -> str:
-        """The sample a new template starts with: every variable is 1 (as the document's starter)."""
-        return template.expand({name: "1" for name in template.variable_names})
+        """The sample a new template starts with (as the document's starter: `{city}` gives `city-1`)."""
+        return default_sample(template)
 
     def _follow_template(self) -> None:
         # A sample still equal to the old template's default follows the template the user types;
@@ -452,41 +474,67 @@ class ResourceForm(QWidget):
 
     # -- errors --------------------------------------------------------------
 
-    def _current_errors(self, name_error: str | None) -> list[str]:
-        return ([name_error] if name_error else []) + self._document.form_errors(self._name)
+    def _current_errors(self, name_error: str | None) -> list[Problem]:
+        own = [Problem(name_error, "name")] if name_error else []
+        return own + self._detail_problems + self._document.form_problems(self._name)
 
-    def _show_errors(self, errors: list[str]) -> None:
+    def _show_errors(self, errors: list[Problem]) -> None:
         self._errors = errors
-        self.error_label.setText("\n".join(errors))
+        messages = [problem.message for problem in errors]
+        shown = messages[:_BANNER_LINES]
+        if len(messages) > _BANNER_LINES:
+            shown[-1] += f" (and {len(messages) - _BANNER_LINES + 1} more: see the tooltip)"
+        self.error_label.setText("\n".join(shown))
+        self.error_label.setToolTip("\n".join(messages))
         self.error_label.setVisible(bool(errors))
-        marked = set()
-        for message in errors:
-            marked.update(self._fields_for(message))
+        style = invalid_style(self.palette())
         for widget in self._markable():
-            widget.setStyleSheet(_INVALID_STYLE if widget in marked else "")
-            tip = next((m for m in errors if widget in self._fields_for(m)), "")
+            tip = next((problem.message for problem in errors if widget is self._field_widget(problem)), "")
+            widget.setProperty("invalid", bool(tip))
+            widget.setStyleSheet(style if tip else "")
             widget.setToolTip(tip or self._default_tips.get(widget, ""))
-        self.errors_changed.emit(list(errors))
+        self.errors_changed.emit(messages)
 
     def _markable(self) -> list[QWidget]:
-        return [self.name_edit, self.uri_edit, self.mime_edit, self.samples_edit, self.icons_table.table,
-                self.priority_spin, self.completions_box]  # fmt: skip
+        return [self.name_edit, self.title_edit, self.description_edit, self.uri_edit, self.mime_edit,
+                self.samples_edit, self.icons_table.table, self.priority_spin, self.completions_box,
+                *dict.fromkeys(self.details.markable().values())]  # fmt: skip
 
-    def _fields_for(self, message: str) -> list[QWidget]:
+    def _field_widget(self, problem: Problem) -> QWidget | None:
+        """The widget of the field a problem is about, from its `field` (e.g. "uri_template", "icons[0].src")."""
+        if problem.field is None:
+            return self._legacy_field(problem.message)
+        key = problem.field.split("[", 1)[0]
+        widgets: dict[str, QWidget] = {
+            "name": self.name_edit, "title": self.title_edit, "description": self.description_edit,
+            "uri": self.uri_edit, "uri_template": self.uri_edit, "mime_type": self.mime_edit,
+            "samples": self.samples_edit, "icons": self.icons_table.table, "completions": self.completions_box,
+            "annotations.priority": self.priority_spin, "annotations.audience": self.priority_spin,
+            "annotations": self.priority_spin, **self.details.markable(),
+        }  # fmt: skip
+        return widgets.get(problem.field) or widgets.get(key) or widgets.get(key.split(".", 1)[0])
+
+    def _legacy_field(self, message: str) -> QWidget | None:
+        # The builder's checks of icons and annotations raise without a field: their messages
+        # start with the thing they are about.
         lowered = message.lower()
-        if "name must not be empty" in lowered or "already named" in lowered:
-            return [self.name_edit]
-        if "completions" in lowered:
-            return [self.completions_box]
-        if lowered.startswith("icon") or "icon source" in lowered:
-            return [self.icons_table.table]
-        if "sample" in lowered:
-            return [self.samples_edit]
-        if "priority" in lowered or "audience" in lowered:
-            return [self.priority_spin]
-        if "uri" in lowered or "template" in lowered or "declared by" in lowered:
-            return [self.uri_edit]
-        return []
+        if lowered.startswith("icon"):
+            return self.icons_table.table
+        if lowered.startswith("annotation"):
+            return self.priority_spin
+        return None
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self._apply_styles()
+
+    def _apply_styles(self) -> None:
+        palette = self.palette()
+        self.error_label.setStyleSheet(banner_style(palette))
+        self.samples_warning.setStyleSheet(note_style(palette, warning=True))
+        if self._errors:
+            self._show_errors(self._errors)
 
     # -- slots ---------------------------------------------------------------
 

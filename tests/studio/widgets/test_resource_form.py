@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import base64
 from dataclasses import replace
+from datetime import datetime
 
+import pytest
 from PySide6.QtCore import QBuffer, Qt
 from PySide6.QtGui import QColor, QImage
 
-from resources_qt.resource import Icon
+from resources_qt.resource import CacheHint, Icon
+from studio.widgets.resource_details import HAS_UNCHECKED_VALUES
 from studio.widgets.resource_form import ResourceForm
 
 
@@ -56,7 +59,7 @@ def test_empty_name_is_shown_inline_and_kept_in_the_field(qtbot, document):
     type_into(qtbot, form.name_edit, "")
     assert form.errors == ["Resource name must not be empty"]
     assert not form.error_label.isHidden()
-    assert "d32f2f" in form.name_edit.styleSheet()
+    assert form.marked_fields() == [form.name_edit]
     assert form.name_edit.text() == ""
     assert document.peek("readme") is not None  # the document keeps the last good name
     type_into(qtbot, form.name_edit, "intro")
@@ -89,7 +92,7 @@ def test_both_kinds_from_a_file_show_the_builders_message(qtbot, document):
     document.update_resource("readme", replace(document.spec("readme"), uri_template="docs://{x}"))
     form = make(qtbot, document, "readme")
     assert form.errors == ["Resource 'readme': Cannot set both URI and URITemplate"]
-    assert "d32f2f" in form.uri_edit.styleSheet()
+    assert form.marked_fields() == [form.uri_edit]
     assert form.uri_edit.text() == "docs://{x}" and form.template_radio.isChecked()
     form.direct_radio.setChecked(True)  # the switch decides: one kind only
     spec = document.peek("readme")
@@ -105,7 +108,7 @@ def test_invalid_template_is_marked_but_kept(qtbot, document):
     form = make(qtbot, document, "notes")
     type_into(qtbot, form.uri_edit, "notes://{folder")
     assert form.errors and "Invalid URI template" in form.errors[0]
-    assert "d32f2f" in form.uri_edit.styleSheet()
+    assert form.marked_fields() == [form.uri_edit]
     assert document.peek("notes").uri_template == "notes://{folder"  # saved, marked as an error
     assert document.errors("notes")
     # the completions typed for the variables survive the broken template
@@ -192,3 +195,86 @@ def test_looking_at_a_resource_does_not_change_it(qtbot, document):
     form.set_resource("config")
     assert document.undo_stack.count() == 0
     assert document.peek("readme").description == "  spaced out \n"
+
+
+def test_size_last_modified_and_cache_hint_are_committed(qtbot, document):
+    form = make(qtbot, document, "readme")
+    details = form.details
+    type_into(qtbot, details.size_edit, "2048")
+    assert document.peek("readme").size == 2048
+    details.now_button.click()
+    stamp = details.last_modified_edit.text()
+    assert stamp.endswith("Z") and datetime.fromisoformat(stamp).tzinfo is not None
+    assert document.peek("readme").annotations.last_modified == stamp
+    type_into(qtbot, details.cache_ttl_edit, "60000")
+    details.cache_scope_combo.setCurrentText("public")
+    details.cache_scope_combo.activated.emit(details.cache_scope_combo.currentIndex())
+    assert document.peek("readme").cache == CacheHint(60000, "public")
+    type_into(qtbot, details.cache_ttl_edit, "")
+    type_into(qtbot, details.size_edit, "")
+    spec = document.peek("readme")
+    assert spec.cache is None and spec.size is None and spec.annotations.last_modified == stamp
+    # The form shows what the document holds when it changes elsewhere (undo, a reload).
+    document.undo_stack.undo()
+    assert details.size_edit.text() == "" and details.last_modified_edit.text() == ""
+    document.update_resource("readme", replace(document.spec("readme"), size=77, cache=CacheHint(9, "public")))
+    assert details.size_edit.text() == "77" and details.cache_ttl_edit.text() == "9"
+    assert details.cache_scope_combo.currentText() == "public"
+
+
+def test_unparsable_details_are_refused_naming_the_field_and_kept_typed(qtbot, document):
+    form = make(qtbot, document, "readme")
+    details = form.details
+    type_into(qtbot, details.size_edit, "big")
+    assert form.errors == ["size must be a whole number, not 'big'"]
+    assert form.marked_fields() == [details.size_edit] and details.size_edit.text() == "big"
+    assert document.peek("readme").size is None
+    type_into(qtbot, details.last_modified_edit, "yesterday")
+    assert any(e.startswith("annotations.lastModified must be an ISO 8601") for e in form.errors)
+    assert set(form.marked_fields()) == {details.size_edit, details.last_modified_edit}
+    type_into(qtbot, details.cache_ttl_edit, "-5")
+    assert "cache.ttl_ms must not be negative, not -5" in form.errors
+    # A valid edit elsewhere still goes through, and the drafts stay.
+    type_into(qtbot, form.title_edit, "Still editable")
+    assert document.peek("readme").title == "Still editable"
+    assert details.size_edit.text() == "big" and details.cache_ttl_edit.text() == "-5"
+    type_into(qtbot, details.size_edit, "10")
+    type_into(qtbot, details.last_modified_edit, "2026-01-31T12:00:00Z")
+    type_into(qtbot, details.cache_ttl_edit, "5")
+    assert form.errors == [] and form.marked_fields() == []
+    spec = document.peek("readme")
+    assert (spec.size, spec.annotations.last_modified, spec.cache) == (10, "2026-01-31T12:00:00Z", CacheHint(5))
+
+
+def test_the_error_banner_does_not_move_the_fields(qtbot, document):
+    form = make(qtbot, document, "readme")
+    form.resize(500, 900)
+    form.show()
+    qtbot.waitExposed(form)
+    before = {w.objectName(): w.mapTo(form, w.rect().topLeft()) for w in (form.name_edit, form.uri_edit)}
+    type_into(qtbot, form.name_edit, "config")
+    type_into(qtbot, form.details.size_edit, "x")
+    type_into(qtbot, form.details.cache_ttl_edit, "y")
+    assert len(form.errors) == 3 and form.error_label.isVisible()
+    assert "1 more" in form.error_label.text() or len(form.error_label.text().splitlines()) <= 2
+    after = {w.objectName(): w.mapTo(form, w.rect().topLeft()) for w in (form.name_edit, form.uri_edit)}
+    assert after == before
+
+
+def test_a_template_offers_unchecked_values_a_direct_resource_does_not(qtbot, document):
+    if not HAS_UNCHECKED_VALUES:
+        pytest.skip("the model has no unchecked_values yet")
+    form = make(qtbot, document, "notes")
+    form.show()
+    assert form.details.unchecked_check.isVisible() and not form.details.unchecked_check.isChecked()
+    form.details.unchecked_check.click()
+    assert document.peek("notes").unchecked_values
+    form.set_resource("readme")
+    assert not form.details.unchecked_check.isVisible()
+
+
+def test_a_default_sample_follows_the_template_with_values_named_after_variables(qtbot, document):
+    name = document.add_resource(template=True)
+    form = make(qtbot, document, name)
+    type_into(qtbot, form.uri_edit, "weather://{city}/{day}")
+    assert document.peek(name).samples == ["weather://city-1/day-1"]
