@@ -123,3 +123,73 @@ def test_tooltip_over_the_error_line_shows_the_message(qtbot):
     QApplication.sendEvent(editor, QHelpEvent(QEvent.Type.ToolTip, pos, editor.mapToGlobal(pos)))
     assert QToolTip.text() == "'(' was never closed"
     QToolTip.hideText()
+
+
+# -- editing commands -----------------------------------------------------------------------
+
+CTRL = Qt.KeyboardModifier.ControlModifier
+
+
+def select_lines(editor: SnippetEditor, first: int, last: int) -> None:
+    doc = editor.document()
+    cursor = QTextCursor(doc.findBlockByNumber(first))
+    end = doc.findBlockByNumber(last)
+    cursor.setPosition(end.position() + 2, QTextCursor.MoveMode.KeepAnchor)
+    editor.setTextCursor(cursor)
+
+
+def test_ctrl_slash_comments_lines_and_a_second_press_restores_them_exactly(qtbot):
+    source = "def read(uri, params):\n    if uri:\n\n        # note\n        return 1\n    return 2\n"
+    editor = make(qtbot, source)
+    select_lines(editor, 1, 4)
+    qtbot.keyClick(editor, Qt.Key.Key_Slash, CTRL)
+    assert editor.toPlainText() == (
+        "def read(uri, params):\n    # if uri:\n\n    #     # note\n    #     return 1\n    return 2\n"
+    )
+    qtbot.keyClick(editor, Qt.Key.Key_Slash, CTRL)
+    assert editor.toPlainText() == source
+    editor.setTextCursor(QTextCursor(editor.document().findBlockByNumber(5)))
+    qtbot.keyClick(editor, Qt.Key.Key_Slash, CTRL)  # no selection: the current line
+    assert editor.toPlainText().endswith("\n    # return 2\n")
+    qtbot.keyClick(editor, Qt.Key.Key_Z, CTRL)  # one undo step
+    assert editor.toPlainText() == source
+
+
+def test_tab_and_shift_tab_on_a_selection_indent_and_dedent_by_four(qtbot):
+    editor = make(qtbot, "a\n    b\n\nc\n")
+    select_lines(editor, 0, 3)
+    qtbot.keyClick(editor, Qt.Key.Key_Tab)
+    assert editor.toPlainText() == "    a\n        b\n    \n    c\n"
+    select_lines(editor, 0, 3)
+    qtbot.keyClick(editor, Qt.Key.Key_Backtab)
+    assert editor.toPlainText() == "a\n    b\n\nc\n"
+
+
+def test_brackets_next_to_the_cursor_are_matched_across_lines_ignoring_strings(qtbot):
+    editor = make(qtbot, 'x = call(a, ")", [1,\n    2], {"k": (3)})\n')
+    cursor = editor.textCursor()
+    cursor.setPosition(8)  # before "(" of call(
+    editor.setTextCursor(cursor)
+    text = editor.toPlainText()
+    assert editor.bracket_match == (8, text.rindex(")"))
+    cursor.setPosition(text.index("]") + 1)  # after "]"
+    editor.setTextCursor(cursor)
+    assert editor.bracket_match == (text.index("]"), text.index("["))
+    marks = [s for s in editor.extraSelections() if s.cursor.selectedText() in ("[", "]")]
+    assert len(marks) == 2
+    cursor.setPosition(text.index('")"') + 2)  # the ")" inside a string is no bracket
+    editor.setTextCursor(cursor)
+    assert editor.bracket_match == ()
+
+
+def test_word_wrap_can_be_switched_on_and_off(qtbot):
+    editor = make(qtbot, "x = " + "word " * 200)
+    editor.resize(300, 200)
+    editor.show()
+    qtbot.waitExposed(editor)
+    assert editor.lineWrapMode() == editor.LineWrapMode.NoWrap
+    editor.set_word_wrap(True)
+    assert editor.lineWrapMode() == editor.LineWrapMode.WidgetWidth
+    assert editor.document().firstBlock().layout().lineCount() > 1
+    editor.set_word_wrap(False)
+    assert editor.document().firstBlock().layout().lineCount() == 1
