@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
 from PySide6.QtCore import Signal, Slot
@@ -12,9 +13,34 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QPlainTextEdit, QToolButto
 
 from studio.icons import icon
 
-__all__ = ["ClientConfigView", "client_configurations", "server_key"]
+__all__ = ["COMMAND", "ClientConfigView", "client_configurations", "http_url", "server_key", "studio_command"]
 
 COMMAND = "resource-studio"
+
+
+def studio_command() -> list[str]:
+    """The absolute command line of the running `resource-studio`, for configs pasted into other programs.
+
+    Clients start stdio servers without the venv's `bin` on PATH, so the bare name would
+    not be found: use the console script that started us (sys.argv[0]), else the one
+    installed next to this interpreter, else this interpreter running the package.
+    """
+    started = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if started is not None and started.stem == COMMAND and started.exists():
+        return [str(started.resolve())]
+    # Not resolved: a venv's python is often a symlink to the base interpreter, whose folder has no script.
+    beside = Path(sys.executable).absolute().parent / (COMMAND + (".exe" if sys.platform == "win32" else ""))
+    if beside.is_file():
+        return [str(beside)]
+    return [str(Path(sys.executable).absolute()), "-m", "studio"]
+
+
+def http_url(host: str, port: int) -> str:
+    """The Streamable HTTP endpoint for HOST and PORT (IPv6 in brackets; port 0 is not known until start)."""
+    host = host.strip() or "127.0.0.1"
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    return f"http://{host}:{port if port > 0 else 'PORT'}/mcp"
 
 
 def server_key(name: str) -> str:
@@ -24,17 +50,23 @@ def server_key(name: str) -> str:
 
 
 def client_configurations(
-    *, server_name: str, url: str | None, token: str | None, project_path: str | Path | None
+    *,
+    server_name: str,
+    url: str | None,
+    token: str | None,
+    project_path: str | Path | None,
+    command: list[str] | None = None,
 ) -> dict[str, str]:
     """Configuration snippets by label: `mcpServers` style (Claude Desktop, Claude Code, Cursor) and
-    VS Code's `servers` style, for Streamable HTTP at `url` and for stdio via `resource-studio serve`."""
+    VS Code's `servers` style, for Streamable HTTP at `url` and for stdio via `resource-studio serve`
+    (`command` defaults to `studio_command()`)."""
     key = server_key(server_name)
-    http_url = url or "http://127.0.0.1:8765/mcp"
-    http: dict[str, object] = {"type": "http", "url": http_url}
+    http: dict[str, object] = {"type": "http", "url": url or http_url("127.0.0.1", 8765)}
     if token:
         http["headers"] = {"Authorization": f"Bearer {token}"}
     project = str(Path(project_path).resolve()) if project_path else "PROJECT.toml"
-    stdio: dict[str, object] = {"command": COMMAND, "args": ["serve", project, "--stdio"]}
+    program, *prefix = command if command is not None else studio_command()
+    stdio: dict[str, object] = {"command": program, "args": [*prefix, "serve", project, "--stdio"]}
 
     def dump(value: object) -> str:
         return json.dumps(value, indent=2, ensure_ascii=False)
@@ -60,12 +92,17 @@ class ClientConfigView(QWidget):
         super().__init__(parent)
         self.setObjectName("clientConfig")
         self._configs: dict[str, str] = {}
-        self.format_combo = QComboBox(objectName="clientConfigFormat")
+        self._endpoint = http_url("127.0.0.1", 8765)
+        self._last: dict[str, object] = {}
+        self.format_combo = QComboBox(self)
+        self.format_combo.setObjectName("clientConfigFormat")
         self.format_combo.setToolTip("Which client and transport to configure")
-        self.copy_button = QToolButton(objectName="copyClientConfigButton")
+        self.copy_button = QToolButton(self)
+        self.copy_button.setObjectName("copyClientConfigButton")
         self.copy_button.setIcon(icon("copy"))
         self.copy_button.setToolTip("Copy this configuration to the clipboard")
-        self.text = QPlainTextEdit(objectName="clientConfigText")
+        self.text = QPlainTextEdit(self)
+        self.text.setObjectName("clientConfigText")
         self.text.setReadOnly(True)
         self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
@@ -81,11 +118,31 @@ class ClientConfigView(QWidget):
         self.format_combo.currentTextChanged.connect(self._on_format_changed)
         self.copy_button.clicked.connect(self._on_copy_clicked)
 
+    def set_endpoint(self, host: str, port: int) -> None:
+        """The address in the panel's boxes: the HTTP configs use it while the server is not running."""
+        endpoint = http_url(host, port)
+        if endpoint != self._endpoint:
+            self._endpoint = endpoint
+            if self._last:
+                self._refresh()
+
     def update_config(
         self, *, server_name: str, url: str | None, token: str | None, project_path: str | Path | None
     ) -> None:
+        """Show the configurations; `url` is the running server's (None: the endpoint in the boxes)."""
+        self._last = {"server_name": server_name, "url": url, "token": token, "project_path": project_path}
+        self._refresh()
+
+    def _refresh(self) -> None:
+        last = self._last
+        url = last.get("url")
+        token = last.get("token")
+        path = last.get("project_path")
         self._configs = client_configurations(
-            server_name=server_name, url=url, token=token, project_path=project_path
+            server_name=str(last.get("server_name") or ""),
+            url=url if isinstance(url, str) and url else self._endpoint,
+            token=token if isinstance(token, str) else None,
+            project_path=path if isinstance(path, (str, Path)) else None,
         )
         current = self.format_combo.currentText()
         self.format_combo.blockSignals(True)
@@ -96,7 +153,7 @@ class ClientConfigView(QWidget):
         self._on_format_changed(self.format_combo.currentText())
 
     def current_text(self) -> str:
-        return self.text.toPlainText()
+        return str(self.text.toPlainText())
 
     @Slot(str)
     def _on_format_changed(self, label: str) -> None:

@@ -62,25 +62,36 @@ class ServerPanel(QWidget):
         self._url = ""
         self._direct_uris: list[str] = []
         self._sample_uris: list[str] = []
+        # notifyUri follows the project (the current resource's URI, else the first one offered) until
+        # the user types their own text; a URI picked from the list is kept while it is still offered.
+        self._typed = False
+        self._chosen = ""
+        self._current_uri = ""
 
         # -- HTTP --------------------------------------------------------------------
-        self.host_edit = QLineEdit("127.0.0.1", objectName="httpHost")
+        self.host_edit = QLineEdit("127.0.0.1")
+        self.host_edit.setObjectName("httpHost")
         self.host_edit.setToolTip("Address to listen on; a non-loopback address requires a token")
-        self.port_spin = QSpinBox(objectName="httpPort")
+        self.port_spin = QSpinBox()
+        self.port_spin.setObjectName("httpPort")
         self.port_spin.setRange(0, 65535)
         self.port_spin.setValue(8765)
         self.port_spin.setSpecialValueText("any free")
         self.port_spin.setToolTip("TCP port (0: pick any free port)")
-        self.token_edit = QLineEdit(objectName="httpToken")
+        self.token_edit = QLineEdit()
+        self.token_edit.setObjectName("httpToken")
         self.token_edit.setEchoMode(QLineEdit.EchoMode.Password)
         self.token_edit.setPlaceholderText("optional bearer token")
         self.token_edit.setToolTip("When set, clients must send 'Authorization: Bearer <token>'")
-        self.start_button = QPushButton(objectName="startHttpButton")
+        self.start_button = QPushButton()
+        self.start_button.setObjectName("startHttpButton")
         self.start_button.setToolTip("Start serving the project over Streamable HTTP (F5)")
-        self.url_label = QLabel("Not serving", objectName="serverUrl")
+        self.url_label = QLabel("Not serving")
+        self.url_label.setObjectName("serverUrl")
         self.url_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.url_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.copy_url_button = QToolButton(objectName="copyUrlButton")
+        self.copy_url_button = QToolButton()
+        self.copy_url_button.setObjectName("copyUrlButton")
         self.copy_url_button.setIcon(icon("copy"))
         self.copy_url_button.setToolTip("Copy the server URL")
         self.copy_url_button.setAutoRaise(True)
@@ -99,11 +110,14 @@ class ServerPanel(QWidget):
         http_form.addRow("Token", self.token_edit)
 
         # -- capabilities (advertised at start, so fixed while running) ------------------
-        self.notifications_check = QCheckBox("Notifications", objectName="notificationsSwitch")
+        self.notifications_check = QCheckBox("Notifications")
+        self.notifications_check.setObjectName("notificationsSwitch")
         self.notifications_check.setToolTip("Advertise resources.listChanged (fixed while the server runs)")
-        self.subscriptions_check = QCheckBox("Subscriptions", objectName="subscriptionsSwitch")
+        self.subscriptions_check = QCheckBox("Subscriptions")
+        self.subscriptions_check.setObjectName("subscriptionsSwitch")
         self.subscriptions_check.setToolTip("Advertise resources.subscribe (fixed while the server runs)")
-        self.announce_check = QCheckBox("Announce edits", objectName="announceEditsSwitch")
+        self.announce_check = QCheckBox("Announce edits")
+        self.announce_check.setObjectName("announceEditsSwitch")
         self.announce_check.setToolTip(
             "Send 'updated' to subscribers of an edited resource and 'list_changed' when the catalogue\n"
             "changes, as soon as the edit is applied"
@@ -124,33 +138,43 @@ class ServerPanel(QWidget):
         # -- sessions and notifications ------------------------------------------------------
         self.sessions_view = SessionsView(sessions)
         self.sessions_view.setMinimumHeight(70)
-        self.notify_uri = QComboBox(objectName="notifyUri")
+        self.notify_uri = QComboBox()
+        self.notify_uri.setObjectName("notifyUri")
         self.notify_uri.setEditable(True)
         self.notify_uri.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
-        self.notify_uri.lineEdit().setPlaceholderText("URI to announce as updated")
+        uri_line = self.notify_uri.lineEdit()
+        assert uri_line is not None  # editable combo boxes have one
+        uri_line.setPlaceholderText("URI to announce as updated")
+        uri_line.textEdited.connect(self._on_notify_uri_typed)
+        self.notify_uri.activated.connect(self._on_notify_uri_chosen)
         self.notify_uri.setToolTip(
             "A resource URI: every subscribed URI, the direct resources and the templates' samples are listed"
         )
         self.notify_uri.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.notify_uri.setMinimumContentsLength(16)
-        self.notify_updated_button = QPushButton(
-            icon("notify-updated"), "Updated", objectName="notifyUpdatedButton"
-        )
+        self.notify_updated_button = QPushButton(icon("notify-updated"), "Updated")
+        self.notify_updated_button.setObjectName("notifyUpdatedButton")
         self.notify_updated_button.setToolTip(
             "Send notifications/resources/updated for the URI to every subscriber"
         )
-        self.notify_session_button = QPushButton(icon("notify-updated"), "To selected",
-                                                 objectName="notifySessionButton")  # fmt: skip
+        self.notify_session_button = QPushButton(icon("notify-updated"), "To selected")
+        self.notify_session_button.setObjectName("notifySessionButton")
         self.notify_session_button.setToolTip(
             "Send notifications/resources/updated to the selected session only"
         )
-        self.notify_list_button = QPushButton(icon("notify-list-changed"), "List changed",
-                                              objectName="notifyListChangedButton")  # fmt: skip
+        self.notify_list_button = QPushButton(icon("notify-list-changed"), "List changed")
+        self.notify_list_button.setObjectName("notifyListChangedButton")
         self.notify_list_button.setToolTip(
             "Send notifications/resources/list_changed to every session (Ctrl+Shift+L)"
         )
-        self.notify_result = QLabel(objectName="notifyResult")
+        self.notify_result = QLabel()
+        self.notify_result.setObjectName("notifyResult")
         self.notify_result.setStyleSheet("color: palette(placeholder-text);")
+        # Why a notify button is disabled and what enables it, next to the buttons.
+        self.notify_hint = QLabel()
+        self.notify_hint.setObjectName("notifyHint")
+        self.notify_hint.setWordWrap(True)
+        self.notify_hint.setStyleSheet("color: palette(placeholder-text);")
         buttons = QHBoxLayout()
         buttons.addWidget(self.notify_updated_button)
         buttons.addWidget(self.notify_session_button)
@@ -160,10 +184,12 @@ class ServerPanel(QWidget):
         sessions_layout.addWidget(self.sessions_view, 1)
         sessions_layout.addWidget(self.notify_uri)
         sessions_layout.addLayout(buttons)
+        sessions_layout.addWidget(self.notify_hint)
         sessions_layout.addWidget(self.notify_result)
 
         # -- client configurations ---------------------------------------------------------
         self.client_config = ClientConfigView()
+        self.client_config.set_endpoint(self.host_edit.text(), self.port_spin.value())
         self.client_config.setMinimumHeight(90)
         config_box = QGroupBox("Client configuration")
         config_layout = QVBoxLayout(config_box)
@@ -177,6 +203,8 @@ class ServerPanel(QWidget):
         self._boxes.addWidget(config_box, 3)
 
         self.start_button.clicked.connect(self._on_start_clicked)
+        self.host_edit.textChanged.connect(self._on_endpoint_changed)
+        self.port_spin.valueChanged.connect(self._on_endpoint_changed)
         self.copy_url_button.clicked.connect(self._on_copy_url_clicked)
         self.notifications_check.toggled.connect(self._on_capability_toggled)
         self.subscriptions_check.toggled.connect(self._on_capability_toggled)
@@ -248,7 +276,14 @@ class ServerPanel(QWidget):
         self._sample_uris = [uri for uri in samples if uri not in self._direct_uris]
         if reset:
             self.notify_uri.setEditText("")
+            self._typed, self._chosen, self._current_uri = False, "", ""
         self._refill_notify_uris()
+
+    def set_current_uri(self, uri: str) -> None:
+        """The shown resource's URI (or a template's first sample): notifyUri offers it until the user types."""
+        if uri != self._current_uri:
+            self._current_uri = uri
+            self._refill_notify_uris()
 
     def set_stacked(self, stacked: bool) -> None:
         """Stack the sections (for a side dock) or put them side by side (for a bottom dock)."""
@@ -284,9 +319,20 @@ class ServerPanel(QWidget):
         for uri in items:
             kind = "notify-updated" if uri in subscribed else ("template" if uri in samples else "resource")
             self.notify_uri.addItem(icon(kind), uri)
-        self.notify_uri.setEditText(text or (items[0] if items else ""))
+        self.notify_uri.setEditText(self._followed_text(text, items))
         self.notify_uri.blockSignals(False)
         self._update_enabled()
+
+    def _followed_text(self, text: str, items: list[str]) -> str:
+        if self._typed and text.strip():
+            return text  # the user's own URI stays, offered or not
+        self._typed = False
+        if self._chosen and self._chosen == text and text in items:
+            return text
+        self._chosen = ""
+        if self._current_uri and self._current_uri in items:
+            return self._current_uri
+        return items[0] if items else ""
 
     @Slot()
     def _update_enabled(self) -> None:
@@ -308,6 +354,28 @@ class ServerPanel(QWidget):
             self._running and subscriptions and has_uri and bool(self.sessions_view.selected_session_id())
         )
         self.notify_list_button.setEnabled(self._running and self.notifications_check.isChecked())
+        self._update_hint(has_uri=has_uri, subscriptions=subscriptions)
+
+    def _update_hint(self, *, has_uri: bool, subscriptions: bool) -> None:
+        reasons: list[str] = []
+        if not self._running:
+            reasons.append("Start the server first to send notifications.")
+        else:
+            if not subscriptions:
+                reasons.append(
+                    "“Updated” needs subscriptions: turn on Subscriptions in Project settings and restart the server."
+                )
+            elif not has_uri:
+                reasons.append("“Updated” needs a URI: type one or pick it from the list.")
+            elif not self.sessions_view.selected_session_id():
+                reasons.append("Select a session to send it “To selected”.")
+            if not self.notifications_check.isChecked():
+                reasons.append(
+                    "“List changed” needs notifications: turn on Notifications in Project settings and restart"
+                    " the server."
+                )
+        self.notify_hint.setText(" ".join(reasons))
+        self.notify_hint.setVisible(bool(reasons))
 
     @Slot()
     def _on_start_clicked(self) -> None:
@@ -348,11 +416,25 @@ class ServerPanel(QWidget):
         self._update_enabled()
 
     @Slot(str)
+    def _on_notify_uri_typed(self, _text: str) -> None:
+        self._typed = True
+
+    @Slot(int)
+    def _on_notify_uri_chosen(self, _index: int) -> None:
+        self._typed = False
+        self._chosen = self.notify_uri.currentText()
+
+    @Slot()
+    def _on_endpoint_changed(self) -> None:
+        self.client_config.set_endpoint(self.host_edit.text(), self.port_spin.value())
+
+    @Slot(str)
     def _on_session_selected(self, session_id: str) -> None:
         row = self._sessions.session(session_id) if session_id else None
         subscriptions = row.subscriptions if row is not None else set()
         if subscriptions and self.notify_uri.currentText() not in subscriptions:
-            self.notify_uri.setEditText(min(subscriptions))
+            self._typed, self._chosen = False, min(subscriptions)
+            self.notify_uri.setEditText(self._chosen)
         self._update_enabled()
 
     @Slot(QModelIndex, int, int)

@@ -1,14 +1,18 @@
 """The server panel asks for starts, stops and notifications, and follows the sessions it is shown."""
 
+import json
+import subprocess
+import sys
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 
 from resources_qt.server.events import SessionInfo
-from studio.widgets.client_config import client_configurations, server_key
+from studio.widgets.client_config import client_configurations, server_key, studio_command
 from studio.widgets.server_panel import ServerPanel
 from studio.widgets.sessions_view import SessionsModel, connected_text
 
@@ -118,8 +122,96 @@ def test_client_configurations_cover_http_and_stdio(tmp_path):
     assert server_key("Support Desk") == "support-desk"
     http = next(text for label, text in configs.items() if label.startswith("HTTP · mcpServers"))
     assert '"url": "http://127.0.0.1:9/mcp"' in http and "Bearer t0k" in http
-    stdio = next(text for label, text in configs.items() if label.startswith("stdio · mcpServers"))
-    assert '"command": "resource-studio"' in stdio and str(project) in stdio and '"--stdio"' in stdio
+    stdio = json.loads(next(text for label, text in configs.items() if label.startswith("stdio · mcpServers")))
+    entry = stdio["mcpServers"]["support-desk"]
+    assert Path(entry["command"]).is_absolute() and entry["args"][-3:] == ["serve", str(project), "--stdio"]
+
+
+def test_the_stdio_command_is_the_absolute_console_script_of_this_install():
+    command = studio_command()
+    assert Path(command[0]).is_absolute() and Path(command[0]).exists()
+    assert command == [str(Path(sys.executable).absolute().parent / "resource-studio")] or command[1:] == [
+        "-m",
+        "studio",
+    ]
+
+
+def test_a_pasted_stdio_config_starts_without_the_venv_on_path(tmp_path):
+    project = tmp_path / "desk.toml"
+    project.write_text('format = 1\n[server]\nname = "Desk"\n', encoding="utf-8")
+    configs = client_configurations(server_name="Desk", url=None, token=None, project_path=project)
+    entry = json.loads(configs["stdio · mcpServers (Claude Desktop)"])["mcpServers"]["desk"]
+    # What a client does with the config: run the command with its own (venv-less) PATH.
+    environment = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    done = subprocess.run(
+        [entry["command"], *entry["args"][:-1], "--help"], check=False, env=environment, capture_output=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+
+
+def test_http_configs_use_the_port_in_the_box_until_the_server_runs(panel):
+    widget, _ = panel
+    widget.client_config.update_config(server_name="Desk", url=None, token=None, project_path=None)
+    widget.port_spin.setValue(9123)
+    assert '"url": "http://127.0.0.1:9123/mcp"' in widget.client_config.current_text()
+    widget.host_edit.setText("::1")
+    assert '"url": "http://[::1]:9123/mcp"' in widget.client_config.current_text()
+    widget.client_config.update_config(
+        server_name="Desk", url="http://127.0.0.1:5555/mcp", token=None, project_path=None
+    )
+    assert '"url": "http://127.0.0.1:5555/mcp"' in widget.client_config.current_text()
+
+
+def test_notify_uri_follows_the_project_until_the_user_types(panel, qtbot):
+    widget, _ = panel
+    widget.set_direct_uris(["docs://readme", "docs://config"], samples=["tickets://ticket-1"])
+    assert widget.notify_uri.currentText() == "docs://readme"
+    widget.set_current_uri("tickets://ticket-1")
+    assert widget.notify_uri.currentText() == "tickets://ticket-1"
+    # The resource's address is edited: the box follows.
+    widget.set_direct_uris(["docs://readme", "docs://config"], samples=["tickets://id-1"])
+    widget.set_current_uri("tickets://id-1")
+    assert widget.notify_uri.currentText() == "tickets://id-1"
+    # A deleted default URI is dropped.
+    widget.set_direct_uris(["docs://config"])
+    assert widget.notify_uri.currentText() == "docs://config"
+    # A URI picked from the list is kept while offered, then dropped when deleted.
+    widget.set_direct_uris(["docs://config", "docs://faq"])
+    widget.notify_uri.setCurrentIndex(1)
+    widget.notify_uri.activated.emit(1)
+    widget.set_current_uri("docs://config")
+    assert widget.notify_uri.currentText() == "docs://faq"
+    widget.set_direct_uris(["docs://config"])
+    assert widget.notify_uri.currentText() == "docs://config"
+    # Typed text is the user's own and stays.
+    line = widget.notify_uri.lineEdit()
+    line.selectAll()
+    qtbot.keyClicks(line, "custom://mine")
+    widget.set_direct_uris(["docs://other"])
+    widget.set_current_uri("docs://other")
+    assert widget.notify_uri.currentText() == "custom://mine"
+    widget.set_direct_uris(["docs://other"], reset=True)
+    assert widget.notify_uri.currentText() == "docs://other"
+
+
+def test_disabled_notify_buttons_say_why_inline(panel, qtbot):
+    widget, model = panel
+    widget.show()
+    widget.set_direct_uris(["docs://readme"])
+    assert not widget.notify_updated_button.isEnabled()
+    assert widget.notify_hint.isVisible() and "Start the server first" in widget.notify_hint.text()
+    widget.set_capabilities(True, False)
+    widget.set_running("http://127.0.0.1:1/mcp")
+    assert not widget.notify_updated_button.isEnabled() and widget.notify_list_button.isEnabled()
+    assert "turn on Subscriptions in Project settings" in widget.notify_hint.text()
+    widget.set_capabilities(False, True)
+    assert widget.notify_updated_button.isEnabled() and not widget.notify_list_button.isEnabled()
+    assert "turn on Notifications in Project settings" in widget.notify_hint.text()
+    widget.set_capabilities(True, True)
+    model.add_session(session("s-1"))
+    assert "Select a session" in widget.notify_hint.text()
+    widget.sessions_view.selectRow(0)
+    assert widget.notify_session_button.isEnabled() and not widget.notify_hint.isVisible()
 
 
 def test_the_panel_stacks_its_sections_for_a_side_dock(panel):
