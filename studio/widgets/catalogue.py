@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from PySide6.QtCore import (
+    QAbstractItemModel,
     QItemSelectionModel,
     QModelIndex,
     QRegularExpression,
@@ -15,7 +16,7 @@ from PySide6.QtCore import (
     Signal,
     Slot,
 )
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QFont, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -59,7 +60,7 @@ class _List(QTreeView):
         self.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.header().setStretchLastSection(False)
 
-    def setModel(self, model) -> None:
+    def setModel(self, model: QAbstractItemModel | None) -> None:
         super().setModel(model)
         header = self.header()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
@@ -153,7 +154,9 @@ class CatalogueView(QWidget):
             pane_layout = QVBoxLayout(pane)
             pane_layout.setContentsMargins(0, 6, 0, 0)
             pane_layout.setSpacing(3)
-            label.setStyleSheet("font-weight: 600;")
+            font = label.font()
+            font.setWeight(QFont.Weight.DemiBold)
+            label.setFont(font)
             pane_layout.addWidget(label)
             pane_layout.addWidget(view)
             splitter.addWidget(pane)
@@ -177,10 +180,12 @@ class CatalogueView(QWidget):
         self.delete_action.triggered.connect(self._on_delete)
         for view in (self.resource_list, self.template_list):
             view.selectionModel().currentRowChanged.connect(self._on_current_row_changed)
-        for model in (self.resource_proxy, self.template_proxy):
-            model.rowsInserted.connect(self._on_rows_changed)
-            model.rowsRemoved.connect(self._on_rows_changed)
-            model.modelReset.connect(self._on_rows_changed)
+        # The source models' signals, not the proxies': a proxy announces a removal while its source
+        # still counts the row, so a count taken then is one too many.
+        for source in (self.resource_model, self.template_model):
+            source.rowsInserted.connect(self._on_rows_changed)
+            source.rowsRemoved.connect(self._on_rows_changed)
+            source.modelReset.connect(self._on_rows_changed)
         document.project_reset.connect(self._on_project_reset)
         document.resource_added.connect(self._on_resource_added)
         document.resource_removed.connect(self._on_resource_removed)

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Slot
-from PySide6.QtGui import QBrush, QColor, QIcon
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Slot
+from PySide6.QtGui import QBrush, QGuiApplication, QIcon, QPalette
 from PySide6.QtWidgets import QStyle
 
 from studio.document import ProjectDocument
 from studio.widgets import studio_icon
 from studio.widgets.icons_table import thumbnail
+from studio.widgets.marks import mark_colors
 
 logger = logging.getLogger(__name__)
 
@@ -23,7 +25,6 @@ FILTER_ROLE = Qt.ItemDataRole.UserRole + 3
 
 NAME_COLUMN, MIME_COLUMN = 0, 1
 
-_ERROR_COLOR = QColor("#c62828")
 _Index = QModelIndex | QPersistentModelIndex
 
 
@@ -35,7 +36,7 @@ class CatalogueModel(QAbstractTableModel):
     rows that are painted, so 10,000 entries cost little.
     """
 
-    def __init__(self, document: ProjectDocument, *, templates: bool, parent=None) -> None:
+    def __init__(self, document: ProjectDocument, *, templates: bool, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._document = document
         self._templates = templates
@@ -75,12 +76,12 @@ class CatalogueModel(QAbstractTableModel):
     def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008 - Qt signature
         return 0 if parent.isValid() else 2
 
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return ("Template" if self._templates else "Resource", "MIME type")[section]
         return None
 
-    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole):
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or index.row() >= len(self._names):
             return None
         name = self._names[index.row()]
@@ -106,10 +107,11 @@ class CatalogueModel(QAbstractTableModel):
                 return self._error_icon
             return self._resource_icon(spec.icons[0].src if spec.icons else "") or self._kind_icon
         if role == Qt.ItemDataRole.ForegroundRole:
+            # From the application palette (it follows the theme), never a fixed colour.
             if column == NAME_COLUMN and self._document.errors(name):
-                return QBrush(_ERROR_COLOR)
+                return QBrush(mark_colors(QGuiApplication.palette()).error)
             if column == MIME_COLUMN:
-                return QBrush(QColor("#707070"))
+                return QBrush(QGuiApplication.palette().color(QPalette.ColorRole.PlaceholderText))
         return None
 
     def _resource_icon(self, src: str) -> QIcon | None:

@@ -184,3 +184,26 @@ def test_a_name_is_not_elided_while_the_mime_column_has_room(qtbot, document):
     assert tree.header().sectionSize(0) >= needed
     mime_text = tree.fontMetrics().horizontalAdvance("application/json")
     assert mime_text <= tree.header().sectionSize(1) <= mime_text + 16  # room for the type, not more
+
+
+def test_headers_count_correctly_after_delete_convert_and_undo(qtbot, document):
+    view = CatalogueView(document)
+    qtbot.addWidget(view)
+    labels = lambda: (view._resource_label.text(), view._template_label.text())  # noqa: E731
+    assert labels() == ("Resources  (2)", "Templates  (1)")
+    view.select("readme")
+    view.delete_action.trigger()
+    assert labels() == ("Resources  (1)", "Templates  (1)")
+    view.select("notes")
+    view.delete_action.trigger()
+    assert labels() == ("Resources  (1)", "Templates  (0)")
+    document.undo_stack.undo()
+    document.undo_stack.undo()
+    assert labels() == ("Resources  (2)", "Templates  (1)")
+    document.update_resource("notes", replace(document.spec("notes"), uri_template="", uri="notes://all"))
+    assert labels() == ("Resources  (3)", "Templates  (0)")
+    view.filter_edit.setText("config")
+    view.apply_filter()
+    view.select("config")
+    view.delete_action.trigger()
+    assert labels() == ("Resources  (0 of 2)", "Templates  (0 of 0)")
