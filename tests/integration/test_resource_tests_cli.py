@@ -1,0 +1,127 @@
+"""`resource-studio test` end to end: output lines, summary, JUnit XML, --json, -k, snapshots and exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from helpers.resource_tests import write_project
+
+from resources_qt.testing.cli import test_main
+
+BROKEN = """
+[[resources]]
+name = "broken"
+uri_template = "broken://{id}"
+mime_type = "text/plain"
+samples = ["broken://1"]
+reader = '''
+def read(uri, params):
+    raise RuntimeError("the disk is on fire")
+'''
+"""
+
+
+def _lines(text: str) -> list[str]:
+    return text.rstrip("\n").splitlines()
+
+
+def test_all_samples_pass_through_the_module_as_a_subprocess(tmp_path: Path) -> None:
+    project = write_project(tmp_path)
+    done = subprocess.run([sys.executable, "-m", "resources_qt.testing.cli", str(project), "--era", "both"],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    lines = _lines(done.stdout)
+    assert lines[-1] == "10 passed, 0 failed"
+    assert lines[0].startswith("PASS  sample: text://greeting [legacy]  (")  # resources in file order
+    assert any(line.startswith("PASS  sample: text://greeting [2026-07-28]  (") for line in lines)
+    assert all(line.endswith(" ms)") for line in lines[:-1])
+    assert done.stderr == ""
+
+
+def test_a_failing_sample_exits_1_with_the_error_under_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    project = tmp_path / "broken.toml"
+    project.write_text(write_project(tmp_path).read_text() + BROKEN)
+    junit = tmp_path / "out" / "junit.xml"
+    junit.parent.mkdir()
+    assert test_main([str(project), "--junit", str(junit)]) == 1
+    out = capsys.readouterr().out
+    lines = _lines(out)
+    assert lines[-1] == "5 passed, 1 failed"
+    failed = lines.index(next(line for line in lines if line.startswith("FAIL")))
+    assert lines[failed].startswith("FAIL  sample: broken://1  (")
+    assert lines[failed + 1].startswith("      expected content, got error -32000: '")
+    assert "the disk is on fire" in lines[failed + 1]
+    root = ET.parse(junit).getroot()
+    assert (root.tag, root.get("tests"), root.get("failures")) == ("testsuites", "6", "1")
+    (suite,) = root
+    assert suite.get("name") == "Checks"
+    cases = {case.get("name"): case for case in suite.iter("testcase")}
+    assert len(cases) == 6
+    failure = cases["sample: broken://1"].find("failure")
+    assert failure is not None and "the disk is on fire" in (failure.get("message") or "")
+    assert failure.text is not None and failure.text.startswith("expected content, got error -32000")
+    assert cases["sample: text://greeting"].find("failure") is None
+    assert float(cases["sample: text://greeting"].get("time") or "nan") >= 0
+
+
+def test_json_output_is_one_document(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    project = tmp_path / "broken.toml"
+    project.write_text(write_project(tmp_path).read_text() + BROKEN)
+    assert test_main([str(project), "--json", "-k", "broken", "--era", "both"]) == 1
+    document = json.loads(capsys.readouterr().out)
+    assert (document["passed"], document["failed"]) == (0, 2)
+    assert [(t["name"], t["era"], t["passed"], t["sample_of"]) for t in document["tests"]] == [
+        ("sample: broken://1", "legacy", False, "broken"),
+        ("sample: broken://1", "2026-07-28", False, "broken"),
+    ]
+    assert "the disk is on fire" in document["tests"][0]["failures"][0]
+
+
+def test_k_selects_and_no_samples_leaves_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    project = write_project(tmp_path)
+    assert test_main([str(project), "-k", "GREETING"]) == 0
+    assert _lines(capsys.readouterr().out)[-1] == "1 passed, 0 failed"
+    assert test_main([str(project), "--no-samples"]) == 0
+    assert capsys.readouterr().out == "0 passed, 0 failed\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["{missing}"], "no such project file"),
+        (["{project}", "--era", "2025-06-18"], "argument --era: invalid choice: '2025-06-18'"),
+        (["{project}", "--frobnicate"], "unrecognized arguments: --frobnicate"),
+        ([], "the following arguments are required: project"),
+        (["{project}", "-k", "nothing like this"], "no test matches -k 'nothing like this'"),
+        (["{bad}"], "unknown top-level key(s): tset"),
+        (["{project}", "--junit", "{nodir}"], "cannot write"),
+    ],
+)
+def test_usage_and_project_errors_exit_2_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                       args: list[str], message: str) -> None:
+    project = write_project(tmp_path)
+    bad = tmp_path / "bad.toml"
+    bad.write_text("format = 1\n\n[[tset]]\nuri = 'x://y'\n")
+    places = {"project": project, "missing": tmp_path / "missing.toml", "bad": bad,
+              "nodir": tmp_path / "no" / "such" / "dir" / "junit.xml"}
+    assert test_main([arg.format(**places) for arg in args]) == 2
+    captured = capsys.readouterr()
+    err = _lines(captured.err)
+    assert len(err) == 1 and err[0].startswith("resource-studio test: error: ")
+    assert message in err[0]
+    assert "Traceback" not in captured.err
+
+
+def test_a_project_that_cannot_serve_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The loader keeps this (strict about keys), but binding it fails: the runner says so in one line.
+    project = tmp_path / "clash.toml"
+    project.write_text('format = 1\n\n[[resources]]\nname = "a"\nuri = "not a uri"\nreader = "x"\n')
+    code = test_main([str(project)])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert len(_lines(captured.err)) == 1 and "resource-studio test: error: " in captured.err
