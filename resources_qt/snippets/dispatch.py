@@ -221,14 +221,16 @@ class Dispatcher:
             seconds = self.limits.timeout if timeout is None else timeout
             now = time.monotonic()
             job = Job(call, seconds, now + seconds, future, lambda r: convert(call, r), queued_at=now)
-            if len(self.jobs) >= self.limits.max_queued_reads:
+            # Calls an idle worker is about to take are not waiting.
+            idle = sum(1 for s in self.slots if s.state == "idle" and not s.retiring)
+            if len(self.jobs) - idle >= self.limits.max_queued_reads:
                 busy = Failed("busy", messages.busy(call, len(self.jobs)))
             else:
                 busy = None
                 self.jobs.append(job)
                 if self.running.get(call.key, 0) >= self.limits.per_resource:
                     self._reaper_cond.notify()  # it will wait for its own resource: watch its deadline
-                elif not any(s.state == "idle" and not s.retiring for s in self.slots):
+                elif idle < len(self.jobs):
                     self._keep_spare_locked()
                     self._reaper_cond.notify()
                 self.cond.notify_all()
