@@ -40,6 +40,8 @@ ERAS = ("legacy", "2026-07-28")
 """The protocol eras a run can use: the initialize handshake, and 2026-07-28 stateless requests."""
 SAMPLE_PREFIX = "sample: "
 _WORKERS_READY_TIMEOUT = 30.0
+CONCURRENT_READS = 8
+"""Reads in flight at once within one era (tests without `max_ms`)."""
 
 
 class RunError(Exception):
@@ -176,6 +178,7 @@ async def run_tests_async(
         return results
     pool = create_pool(project)
     server = None
+    ready: asyncio.Future[bool] | None = None
     try:
         pool.start()
         try:
@@ -184,26 +187,73 @@ async def run_tests_async(
             url = server.start_http("127.0.0.1", 0)
         except (ValidationError, OSError, RuntimeError, ValueError) as exc:
             raise RunError(f"cannot serve the project: {exc}") from exc
-        # Workers start in the background; the first read's time should not include their start.
-        await asyncio.to_thread(pool.wait_ready, _WORKERS_READY_TIMEOUT)
+        # Workers start in the background and reads queue until they are up; only a
+        # timed read waits for them first, so its time does not include their start.
+        ready = asyncio.ensure_future(asyncio.to_thread(pool.wait_ready, _WORKERS_READY_TIMEOUT))
         read_timeout = project.server.reader_timeout + 10.0
         for era in eras:
             if cancelled is not None and cancelled.is_set():
                 break
             async with Client(url, mode=era, read_timeout_seconds=read_timeout, cache=None) as client:
-                for case in cases:
-                    if cancelled is not None and cancelled.is_set():
-                        break
-                    result = await _run_one(client, case, era=era, resources=resources, snapshots=snapshots,
-                                            update_snapshots=update_snapshots)
-                    results.append(result)
-                    if on_result is not None:
-                        on_result(result)
+                await _run_era(
+                    client, cases, era=era, resources=resources, snapshots=snapshots, workers_ready=ready,
+                    update_snapshots=update_snapshots, results=results, on_result=on_result, cancelled=cancelled,
+                )
     finally:
         if server is not None:
             server.close()
-        pool.close()
+        pool.close()  # also ends a wait for the workers still under way
+        if ready is not None:
+            await asyncio.gather(ready, return_exceptions=True)
     return results
+
+
+async def _run_era(
+    client: Client,
+    cases: Sequence[TestCase],
+    *,
+    era: str,
+    resources: Resources,
+    snapshots: SnapshotStore | None,
+    update_snapshots: bool,
+    workers_ready: asyncio.Future[bool],
+    results: list[TestResult],
+    on_result: ResultCallback | None,
+    cancelled: threading.Event | None,
+) -> None:
+    """Every case in one era; results are reported in declaration order.
+
+    Reads overlap (at most `CONCURRENT_READS` at once) so a large suite is not
+    a chain of round trips. A test with `max_ms` is timed alone instead: it
+    waits until the overlapping reads are done, so the time it reports is its
+    own read's, not a queue's.
+    """
+    gate = asyncio.Semaphore(CONCURRENT_READS)
+
+    async def overlapped(case: TestCase) -> TestResult:
+        async with gate:
+            return await _run_one(client, case, era=era, resources=resources, snapshots=snapshots,
+                                  update_snapshots=update_snapshots)
+
+    tasks = [None if case.spec.expect.max_ms is not None else asyncio.create_task(overlapped(case)) for case in cases]
+    pending = [task for task in tasks if task is not None]
+    try:
+        for case, task in zip(cases, tasks, strict=True):
+            if cancelled is not None and cancelled.is_set():
+                break
+            if task is None:
+                await asyncio.gather(workers_ready, *pending, return_exceptions=True)
+                result = await _run_one(client, case, era=era, resources=resources, snapshots=snapshots,
+                                        update_snapshots=update_snapshots)
+            else:
+                result = await task
+            results.append(result)
+            if on_result is not None:
+                on_result(result)
+    finally:
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
 
 
 async def _run_one(
