@@ -5,28 +5,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-from importlib import resources
 from pathlib import Path
-
-logger = logging.getLogger(__name__)
 
 from resources_qt.address import parse_http_address
 
-__all__ = ["DEFAULT_EXAMPLE", "bundled_example", "parse_http", "run_app"]
+logger = logging.getLogger(__name__)
 
-DEFAULT_EXAMPLE = "support_desk.toml"
-_SOURCE_EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+__all__ = ["THEME_CHOICES", "parse_http", "run_app"]
 
-
-def bundled_example(name: str = DEFAULT_EXAMPLE) -> Path | None:
-    """The example project shipped in the `resource_studio_examples` data package, if present."""
-    candidates: list[Path] = []
-    try:
-        candidates.append(Path(str(resources.files("resource_studio_examples"))) / name)
-    except (ModuleNotFoundError, TypeError):
-        pass
-    candidates.append(_SOURCE_EXAMPLES / name)  # a checkout that is not pip-installed
-    return next((path for path in candidates if path.is_file()), None)
+THEME_CHOICES = ("system", "light", "dark")
 
 
 def parse_http(value: str) -> tuple[str, int]:
@@ -34,8 +21,13 @@ def parse_http(value: str) -> tuple[str, int]:
     return parse_http_address(value)
 
 
-def run_app(project: str | None = None, http: str | None = None, stdio: bool = False) -> int:
-    """Open the studio window; with `http` or `stdio`, serve the project at once. Returns the exit code."""
+def run_app(
+    project: str | None = None, http: str | None = None, stdio: bool = False, *, theme: str | None = None
+) -> int:
+    """Open the studio window; with `http` or `stdio`, serve the project at once. Returns the exit code.
+
+    `theme` ("system", "light", "dark") applies for this run only; without it the remembered theme is used.
+    """
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     endpoint = None
     if http:
@@ -51,6 +43,10 @@ def run_app(project: str | None = None, http: str | None = None, stdio: bool = F
     if project and not Path(project).is_file():
         print(f"resource-studio: no such project file: {project}", file=sys.stderr)
         return 2
+    if theme is not None and theme not in THEME_CHOICES:
+        print(f"resource-studio: --theme: expected one of {', '.join(THEME_CHOICES)}, got {theme!r}",
+              file=sys.stderr)  # fmt: skip
+        return 2
 
     import qasync
     from PySide6.QtWidgets import QApplication
@@ -59,8 +55,8 @@ def run_app(project: str | None = None, http: str | None = None, stdio: bool = F
     from studio.icons import icon
     from studio.main_window import MainWindow
 
-    app = QApplication.instance() or QApplication(sys.argv[:1])
-    assert isinstance(app, QApplication)
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
     app.setApplicationName("Resource Studio")
     app.setOrganizationName("Resource Studio")
     app.setApplicationDisplayName("Resource Studio")
@@ -73,6 +69,8 @@ def run_app(project: str | None = None, http: str | None = None, stdio: bool = F
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     window = MainWindow()
+    # A --theme is for this run: the remembered choice stays what the user picked in View > Theme.
+    window.set_theme(theme or window.settings.theme(), remember=False)
     try:
         window.open_initial(Path(project) if project else None)
         window.show()

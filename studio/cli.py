@@ -25,6 +25,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--stdio", action="store_true", help="serve the MCP client that launched the studio over stdin/stdout"
     )
+    parser.add_argument(
+        "--theme", choices=("system", "light", "dark"), help="the theme for this run (View > Theme remembers one)"
+    )
     return parser
 
 
@@ -37,4 +40,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     options = build_parser().parse_args(args)
     from studio.app import run_app
 
-    return run_app(project=options.project, http=options.http, stdio=options.stdio)
+    return run_app(project=options.project, http=options.http, stdio=options.stdio, theme=options.theme)

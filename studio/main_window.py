@@ -3,17 +3,27 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QMimeData, Qt, QTimer, Slot
-from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QPixmap
-from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMessageBox, QScrollArea, QSplitter, QWidget
+from PySide6.QtCore import QByteArray, QEvent, QMimeData, Qt, QTimer, Slot
+from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QPixmap, QShowEvent
+from PySide6.QtWidgets import (
+    QApplication,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QScrollArea,
+    QSplitter,
+    QStackedWidget,
+    QWidget,
+)
 
 from resources_qt import __version__
 from resources_qt.project import Project
+from resources_qt.qt.protocol import StudioController
 from studio.document import ProjectDocument
 from studio.icons import pixmap
 from studio.project_files import ProjectFiles
@@ -21,31 +31,43 @@ from studio.prompts import UnsavedChoice, dialog_prompts
 from studio.recovery import RecoveryCandidate, RecoveryStore
 from studio.server_sync import ServerSync
 from studio.settings import StudioSettings
+from studio.theme import apply_theme, status_colors
 from studio.widgets.catalogue import CatalogueView
+from studio.widgets.project_settings import ProjectSettingsView
 from studio.widgets.resource_editor import ResourceEditor
 from studio.widgets.server_panel import ServerPanel
 from studio.widgets.sessions_view import SessionsModel
+from studio.widgets.snippet_output import OutputBlock
 from studio.widgets.traffic_log import TrafficLog
-from studio.window_commands import WindowCommands
+from studio.window_commands import PAGES, WindowCommands
+
+if TYPE_CHECKING:
+    from resources_qt.qt import SessionInfo
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["MainWindow", "UnsavedChoice"]
 
 _NOTIFY_URI_LIMIT = 500
+_PAGE_KEYS = tuple(key for key, _, _ in PAGES)
 
 
-def _default_controller(project: Project) -> Any:
-    from resources_qt.qt import ServerController  # noqa: PLC0415 - the engine loads with the window
+def _default_controller(project: Project) -> StudioController:
+    from resources_qt.qt.controller import ServerController
 
     return ServerController(project=project)
 
 
 class MainWindow(QMainWindow):
-    """Catalogue, resource editor, server panel and traffic log around one `ProjectDocument`.
+    """Four pages around one `ProjectDocument`: the editor (catalogue, code, preview), server, traffic, settings.
 
-    Every prompt is injectable (`ask_unsaved`, `ask_restore`, `ask_open_path`, `ask_save_path`,
-    `report_error`) so tests drive the real window without modal dialogs.
+    The editor page gives the code the centre: the catalogue at the left, the
+    snippet editors in the middle, the preview and snippet output at the right,
+    and the builder form as a panel shown on demand (Ctrl+B). The pages switch
+    from the toolbar's right end or with Ctrl+1…4; F11 / Ctrl+Shift+M leaves
+    only the code. Every prompt is injectable (`ask_unsaved`, `ask_restore`,
+    `ask_open_path`, `ask_save_path`, `report_error`) so tests drive the real
+    window without modal dialogs. No signals of its own.
     """
 
     def __init__(
@@ -53,7 +75,7 @@ class MainWindow(QMainWindow):
         *,
         settings: StudioSettings | None = None,
         recovery: RecoveryStore | None = None,
-        controller: Any = None,
+        controller: StudioController | None = None,
         ask_unsaved: Callable[[str], UnsavedChoice] | None = None,
         ask_restore: Callable[[RecoveryCandidate], bool] | None = None,
         ask_open_path: Callable[[str], str | None] | None = None,
@@ -72,20 +94,29 @@ class MainWindow(QMainWindow):
         self._completion_serial = 0
         self._completion_requests: dict[str, tuple[str, str]] = {}
         self._project_switched = False  # the next refresh of the notify URIs forgets the old project's
+        # How the server was last started, so a restart (from the settings page) uses the same transport.
+        self._transport: tuple[str, int, str] | None = None  # (host, port, token); port -1: stdio
+        self._restart_pending = False
+        self._pending_splitters: dict[str, QByteArray] = {}
 
         # -- logic objects ---------------------------------------------------------------
         self.document = ProjectDocument(parent=self)
         self.controller = controller if controller is not None else _default_controller(Project())
-        if hasattr(self.controller, "setParent") and self.controller.parent() is None:
+        if self.controller.parent() is None:
             self.controller.setParent(self)
         self.sync = ServerSync(self.document, self.controller, self)
         self.sessions = SessionsModel(self)
         prompts = dialog_prompts(self)
-        for field, answer in (("ask_unsaved", ask_unsaved), ("ask_restore", ask_restore),
-                              ("ask_open_path", ask_open_path), ("ask_save_path", ask_save_path),
-                              ("report_error", report_error)):  # fmt: skip
-            if answer is not None:
-                setattr(prompts, field, answer)
+        if ask_unsaved is not None:
+            prompts.ask_unsaved = ask_unsaved
+        if ask_restore is not None:
+            prompts.ask_restore = ask_restore
+        if ask_open_path is not None:
+            prompts.ask_open_path = ask_open_path
+        if ask_save_path is not None:
+            prompts.ask_save_path = ask_save_path
+        if report_error is not None:
+            prompts.report_error = report_error
         self.prompts = prompts
 
         # -- views --------------------------------------------------------------------------
@@ -99,6 +130,7 @@ class MainWindow(QMainWindow):
 
         self.server_panel = ServerPanel(self.sessions)
         self.traffic_log = TrafficLog()
+        self.project_settings = ProjectSettingsView(self.document)
         self._build_layout()
         self._build_commands()
         self._build_status_bar()
@@ -111,7 +143,6 @@ class MainWindow(QMainWindow):
         self.resize(1280, 800)
         self.setAcceptDrops(True)
         self._restore_layout()
-        self._on_server_dock_moved(self.dockWidgetArea(self.server_dock))
         self._refresh_title()
         self._refresh_server_status()
         self._refresh_project_views()
@@ -120,52 +151,61 @@ class MainWindow(QMainWindow):
     # -- construction ----------------------------------------------------------------------
 
     def _build_layout(self) -> None:
-        splitter = QSplitter(Qt.Orientation.Horizontal, objectName="mainSplitter")
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.setObjectName("mainSplitter")
         splitter.addWidget(self.catalogue)
         splitter.addWidget(self.editor)
         splitter.setStretchFactor(0, 0)
         splitter.setStretchFactor(1, 1)
-        splitter.setSizes([270, 1010])
+        splitter.setSizes([250, 1030])
         splitter.setChildrenCollapsible(False)
-        self.setCentralWidget(splitter)
+        self.main_splitter = splitter
 
-        scroll = QScrollArea(objectName="serverPanelScroll")
-        scroll.setWidget(self.server_panel)
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
-        self.server_dock = QDockWidget("Server", self, objectName="serverDock")
-        self.server_dock.setWidget(scroll)
-        self.traffic_dock = QDockWidget("Traffic", self, objectName="trafficDock")
-        self.traffic_dock.setWidget(self.traffic_log)
-        # One bottom tab area keeps the editor wide at 1280x800; docks can still be moved anywhere.
-        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.server_dock)
-        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.traffic_dock)
-        self.tabifyDockWidget(self.server_dock, self.traffic_dock)
-        self.server_dock.raise_()
-        # Low enough that the preview keeps room at 1280x800; the panel scrolls when it needs more.
-        self.resizeDocks([self.server_dock], [215], Qt.Orientation.Vertical)
-        self._default_state = self.saveState()
+        # The server and settings pages scroll when the window is smaller than what they show.
+        server_scroll = QScrollArea()
+        server_scroll.setObjectName("serverPanelScroll")
+        server_scroll.setWidget(self.server_panel)
+        server_scroll.setWidgetResizable(True)
+        server_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        settings_scroll = QScrollArea()
+        settings_scroll.setObjectName("projectSettingsScroll")
+        settings_scroll.setWidget(self.project_settings)
+        settings_scroll.setWidgetResizable(True)
+        settings_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.pages = QStackedWidget()
+        self.pages.setObjectName("workspacePages")
+        self._page_widgets: dict[str, QWidget] = {
+            "editor": splitter, "server": server_scroll, "traffic": self.traffic_log, "settings": settings_scroll,
+        }  # fmt: skip
+        for key in _PAGE_KEYS:
+            self.pages.addWidget(self._page_widgets[key])
+        self.setCentralWidget(self.pages)
 
     def _build_commands(self) -> None:
         catalogue = self.catalogue
         self.commands = WindowCommands(
-            self, undo_stack=self.document.undo_stack, docks=[self.server_dock, self.traffic_dock],
+            self, undo_stack=self.document.undo_stack,
             catalogue_actions=[catalogue.add_resource_action, catalogue.add_template_action,
                                catalogue.duplicate_action, catalogue.delete_action],
         )  # fmt: skip
         self.commands.install()
         self.commands.rebuild_recent_menu(self.settings.recent_files())
+        self.commands.set_theme(self.settings.theme())
+        self.commands.set_page("editor")
 
     def _build_status_bar(self) -> None:
-        self.status_label = QLabel(objectName="serverStatus")
+        self.status_label = QLabel()
+        self.status_label.setObjectName("serverStatus")
         self.status_label.setToolTip("Server state")
-        self.errors_label = QLabel(objectName="errorStatus")
+        self.errors_label = QLabel()
+        self.errors_label.setObjectName("errorStatus")
         self.errors_label.setToolTip("Resources whose form or snippet has errors")
-        self.errors_label.setStyleSheet("color: #b71c1c;")
-        self.status_icon = QLabel(objectName="serverStatusIcon")
+        self.status_icon = QLabel()
+        self.status_icon.setObjectName("serverStatusIcon")
         self.statusBar().addPermanentWidget(self.errors_label)
         self.statusBar().addPermanentWidget(self.status_icon)
         self.statusBar().addPermanentWidget(self.status_label)
+        self._apply_colors()
 
     def _wire(self) -> None:
         doc, ctl, panel, editor = self.document, self.controller, self.server_panel, self.editor
@@ -179,7 +219,11 @@ class MainWindow(QMainWindow):
                        doc.settings_changed):  # fmt: skip
             signal.connect(self._on_catalogue_edited)
         self.catalogue.resource_selected.connect(self._on_resource_selected)
-        self.server_dock.dockLocationChanged.connect(self._on_server_dock_moved)
+        self.editor.builder_toggled.connect(self._on_builder_toggled)
+        # A new resource needs a name and an address first: adding one opens the builder.
+        self.catalogue.add_resource_action.triggered.connect(self._on_resource_created)
+        self.catalogue.add_template_action.triggered.connect(self._on_resource_created)
+        self.project_settings.restart_requested.connect(self._on_restart_requested)
         self.sync.apply_failed.connect(self._on_apply_failed)
         self.settings.recent_files_changed.connect(self.commands.rebuild_recent_menu)
         commands = self.commands
@@ -196,6 +240,11 @@ class MainWindow(QMainWindow):
             (commands.about, self._on_about_triggered),
         ):  # fmt: skip
             action.triggered.connect(slot)
+        commands.builder.toggled.connect(self.editor.set_builder_visible)
+        commands.focus_mode.toggled.connect(self._on_focus_mode_toggled)
+        commands.word_wrap.toggled.connect(self._on_word_wrap_toggled)
+        commands.page_chosen.connect(self.show_page)
+        commands.theme_chosen.connect(self._on_theme_chosen)
         self.autosaver.autosave_failed.connect(self._on_autosave_failed)
         self.files.project_opened.connect(self._on_project_opened)
         self.files.label_changed.connect(self._on_label_changed)
@@ -207,6 +256,7 @@ class MainWindow(QMainWindow):
         ctl.preview_finished.connect(editor.preview.show_outcome)
         ctl.completions_ready.connect(self._on_completions_ready)
         ctl.snippet_output.connect(self._on_snippet_output)
+        ctl.read_output.connect(self._on_read_output)
 
         # server panel -> facade (through the window, which also remembers preferences)
         panel.start_requested.connect(self._on_start_requested)
@@ -230,7 +280,9 @@ class MainWindow(QMainWindow):
         ctl.notification_sent.connect(self._on_notification_sent)
 
         # notifyUri choices change with the catalogue; rebuild them once per burst of edits
-        self._notify_uris_timer = QTimer(self, singleShot=True, interval=150)
+        self._notify_uris_timer = QTimer(self)
+        self._notify_uris_timer.setSingleShot(True)
+        self._notify_uris_timer.setInterval(150)
         self._notify_uris_timer.timeout.connect(self._on_refresh_project_views)
 
     # -- projects (the file side lives in ProjectFiles) ---------------------------------
@@ -266,8 +318,50 @@ class MainWindow(QMainWindow):
 
     def start_stdio(self) -> None:
         """Serve the client that launched the studio over stdin/stdout while the window is open."""
+        self._transport = ("", -1, "")
         self.server_panel.set_busy()
         self.controller.start_stdio()
+
+    def restart_server(self) -> bool:
+        """Stop the server and start it again on the same transport, host and port; False if not running."""
+        if not self._server_url or self._transport is None:
+            return False
+        self._restart_pending = True
+        self._on_stop_requested()
+        return True
+
+    # -- pages and layout ------------------------------------------------------------
+
+    @property
+    def current_page(self) -> str:
+        widget = self.pages.currentWidget()
+        return next((key for key, page in self._page_widgets.items() if page is widget), "editor")
+
+    @Slot(str)
+    def show_page(self, key: str) -> None:
+        """Show one of the window's pages: "editor", "server", "traffic" or "settings"."""
+        page = self._page_widgets.get(key)
+        if page is None:
+            raise ValueError(f"page: expected one of {', '.join(_PAGE_KEYS)}, got {key!r}")
+        self.pages.setCurrentWidget(page)
+        self.commands.set_page(key)
+
+    @property
+    def focus_mode(self) -> bool:
+        return self.commands.focus_mode.isChecked()
+
+    def set_focus_mode(self, on: bool) -> None:
+        """Distraction-free: the code editor alone (F11 or Ctrl+Shift+M toggles it)."""
+        self.commands.focus_mode.setChecked(on)
+
+    def set_theme(self, name: str, *, remember: bool = True) -> None:
+        """Apply "system", "light" or "dark" to the application (and remember it for the next start)."""
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            apply_theme(app, name)
+        self.commands.set_theme(name)
+        if remember:
+            self.settings.set_theme(name)
 
     def shutdown(self) -> None:
         """Stop the server and the snippet workers (idempotent; the app calls it on exit)."""
@@ -283,17 +377,62 @@ class MainWindow(QMainWindow):
     # -- window layout -------------------------------------------------------------------
 
     def _restore_layout(self) -> None:
-        geometry, state = self.settings.window_geometry(), self.settings.window_state()
+        settings = self.settings
+        geometry, state = settings.window_geometry(), settings.window_state()
         if geometry is not None:
             self.restoreGeometry(geometry)
         if state is not None:
             self.restoreState(state)
+        # Which panels show first, then their sizes: showing a panel later would share its room out again.
+        self.commands.builder.setChecked(settings.layout_flag("builder", False))
+        # Splitter sizes are restored once the window has its size (see showEvent): restored into an
+        # unsized splitter, they would be squeezed and then shared out again by the stretch factors.
+        self._pending_splitters = {name: value for name in ("main", "editor", "side")
+                                   if (value := settings.splitter_state(name)) is not None}  # fmt: skip
+        self.commands.word_wrap.setChecked(settings.layout_flag("word_wrap", False))
+        self.editor.set_word_wrap(self.commands.word_wrap.isChecked())
+        self.commands.focus_mode.setChecked(settings.layout_flag("focus", False))
+        page = settings.workspace_page()
+        self.show_page(page if page in _PAGE_KEYS else "editor")
 
-    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt override
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._pending_splitters:
+            pending, self._pending_splitters = self._pending_splitters, {}
+            layout = self.layout()
+            if layout is not None:
+                layout.activate()
+            main = pending.pop("main", None)
+            if main is not None:
+                self.main_splitter.restoreState(main)
+            self.editor.restore_splitter_states(pending)
+
+    def _save_layout(self) -> None:
+        settings = self.settings
+        settings.save_window(self.saveGeometry(), self.saveState())
+        settings.set_splitter_state("main", self.main_splitter.saveState())
+        for name, value in self.editor.splitter_states().items():
+            settings.set_splitter_state(name, value)
+        settings.set_layout_flag("builder", self.commands.builder.isChecked())
+        settings.set_layout_flag("word_wrap", self.commands.word_wrap.isChecked())
+        settings.set_layout_flag("focus", self.focus_mode)
+        settings.set_workspace_page(self.current_page)
+
+    def _apply_colors(self) -> None:
+        css = f"QLabel#errorStatus {{ color: {status_colors(self.palette()).error_text.name()}; }}"
+        if self.errors_label.styleSheet() != css:
+            self.errors_label.setStyleSheet(css)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
+            self._apply_colors()
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         if self._dropped_project(event.mimeData()) is not None:
             event.acceptProposedAction()
 
-    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt override
+    def dropEvent(self, event: QDropEvent) -> None:
         path = self._dropped_project(event.mimeData())
         if path is not None:
             event.acceptProposedAction()
@@ -306,11 +445,11 @@ class MainWindow(QMainWindow):
             return Path(urls[0].toLocalFile())
         return None
 
-    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
+    def closeEvent(self, event: QCloseEvent) -> None:
         if not self.maybe_save():
             event.ignore()
             return
-        self.settings.save_window(self.saveGeometry(), self.saveState())
+        self._save_layout()
         if self.document.path is not None:
             self.settings.set_last_project(self.document.path)
         self.files.discard_recovery()
@@ -388,11 +527,6 @@ class MainWindow(QMainWindow):
     def _on_catalogue_edited(self) -> None:
         self._notify_uris_timer.start()
 
-    @Slot(Qt.DockWidgetArea)
-    def _on_server_dock_moved(self, area: Qt.DockWidgetArea) -> None:
-        sides = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea)
-        self.server_panel.set_stacked(area in sides)
-
     @Slot()
     def _on_project_opened(self) -> None:
         names = self.document.names()
@@ -428,25 +562,34 @@ class MainWindow(QMainWindow):
         self.editor.show_resource(name)
 
     @Slot(str, str, str, dict)
-    def _on_completion_requested(self, resource: str, variable: str, value: str, context: dict) -> None:
+    def _on_completion_requested(self, resource: str, variable: str, value: str, context: Mapping[str, str]) -> None:
         self._completion_serial += 1
         request_id = str(self._completion_serial)
         self._completion_requests[request_id] = (resource, variable)
         self.controller.complete(request_id, resource, variable, value, context)
 
     @Slot(str, list)
-    def _on_completions_ready(self, request_id: str, values: list) -> None:
+    def _on_completions_ready(self, request_id: str, values: list[object]) -> None:
         resource, variable = self._completion_requests.pop(request_id, ("", ""))
         # Answers to older requests, or for a resource no longer shown, are stale.
         if resource and resource == self.editor.resource_name and int(request_id) == self._completion_serial:
             self.editor.preview.set_completions(variable, [str(value) for value in values])
 
-    @Slot(str, str)
-    def _on_snippet_output(self, key: str, text: str) -> None:
+    def _shows_key(self, key: str) -> bool:
         name = self.editor.resource_name
         spec = self.document.peek(name) if name else None
-        if spec is not None and key in (name, spec.key):
+        return spec is not None and key in (name, spec.key)
+
+    @Slot(str, str)
+    def _on_snippet_output(self, key: str, text: str) -> None:
+        # The plain stream, for a controller without per-read output; a per-read block replaces it.
+        if self._shows_key(key):
             self.editor.append_output(text)
+
+    @Slot(object)
+    def _on_read_output(self, output: OutputBlock) -> None:
+        if self._shows_key(output.key):
+            self.editor.add_output_block(OutputBlock(output.key, output.uri, output.started, tuple(output.chunks)))
 
     @Slot(str)
     def _on_apply_failed(self, message: str) -> None:
@@ -485,8 +628,9 @@ class MainWindow(QMainWindow):
         if not self.editor.resource_name:
             self.statusBar().showMessage("Select a resource to preview first", 4000)
             return
-        self.editor.bottom_tabs.setCurrentWidget(self.editor.preview)
-        self.editor.preview.read_button.click()
+        self.show_page("editor")
+        self.editor.show_preview()
+        self.editor.preview.read()
 
     @Slot()
     def _on_about_triggered(self) -> None:
@@ -498,9 +642,42 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def _on_reset_layout_triggered(self) -> None:
-        self.restoreState(self._default_state)
-        for dock in (self.server_dock, self.traffic_dock):
-            dock.show()
+        self.settings.clear_layout()
+        self.commands.focus_mode.setChecked(False)
+        self.commands.builder.setChecked(False)
+        self.main_splitter.setSizes([250, max(400, self.width() - 250)])
+        self.editor.reset_splitters()
+        self.show_page("editor")
+
+    @Slot()
+    def _on_resource_created(self) -> None:
+        self.editor.set_builder_visible(True)
+
+    @Slot(bool)
+    def _on_builder_toggled(self, visible: bool) -> None:
+        self.commands.builder.setChecked(visible)
+        if visible:
+            self.commands.focus_mode.setChecked(False)
+            self.show_page("editor")
+
+    @Slot(bool)
+    def _on_focus_mode_toggled(self, on: bool) -> None:
+        self.editor.set_focus_mode(on)
+        self.catalogue.setVisible(not on)
+        self.commands.toolbar.setVisible(not on)
+        self.statusBar().setVisible(not on)
+        if on:
+            self.show_page("editor")
+            self.editor.snippet_tabs.currentWidget().setFocus()
+
+    @Slot(bool)
+    def _on_word_wrap_toggled(self, on: bool) -> None:
+        self.editor.set_word_wrap(on)
+        self.settings.set_layout_flag("word_wrap", on)
+
+    @Slot(str)
+    def _on_theme_chosen(self, name: str) -> None:
+        self.set_theme(name)
 
     # -- slots: server -----------------------------------------------------------------
 
@@ -515,6 +692,7 @@ class MainWindow(QMainWindow):
 
     @Slot(str, int, str)
     def _on_start_requested(self, host: str, port: int, token: str) -> None:
+        self._transport = (host, port, token)
         self.settings.save_http_endpoint(host, port)
         self._server_failure = ""
         self.server_panel.set_busy()
@@ -555,7 +733,13 @@ class MainWindow(QMainWindow):
         self._server_url = url
         self._server_failure = ""
         self.server_panel.set_running(url)
+        self.project_settings.set_server_running(True)
         self._refresh_project_views()
+
+    @Slot()
+    def _on_restart_requested(self) -> None:
+        if not self.restart_server():
+            self.statusBar().showMessage("The server is not running: the settings apply when it starts", 5000)
 
     @Slot()
     def _on_server_stopped(self) -> None:
@@ -563,22 +747,32 @@ class MainWindow(QMainWindow):
         self._session_count = 0
         self.sessions.clear()
         self.server_panel.set_stopped()
+        self.project_settings.set_server_running(False)
         self._refresh_server_status()
+        if self._restart_pending and self._transport is not None:
+            self._restart_pending = False
+            host, port, token = self._transport
+            if port < 0:
+                self.start_stdio()
+            else:
+                self._on_start_requested(host, port, token)
 
     @Slot(str)
     def _on_server_failed(self, message: str) -> None:
         self._server_url = ""
+        self._restart_pending = False
         self._server_failure = message
         self._session_count = 0
         self.sessions.clear()
         self.server_panel.set_stopped(message)
+        self.project_settings.set_server_running(False)
         self.statusBar().showMessage(f"Server failed: {message}", 10000)
         self._refresh_server_status()
 
     @Slot(object)
-    def _on_session_opened(self, info: Any) -> None:
+    def _on_session_opened(self, info: SessionInfo) -> None:
         self.sessions.add_session(info)
-        if getattr(info, "client_name", ""):
+        if info.client_name:
             self.traffic_log.set_session_label(info.id, info.client_name)
         self._session_count = self.sessions.rowCount()
         self._refresh_server_status()

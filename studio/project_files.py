@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable
+from importlib import resources
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
 from resources_qt.errors import ValidationError
 from resources_qt.project import ProjectError, dumps_project, loads_project
-from studio.app import bundled_example
 from studio.document import ProjectDocument
 from studio.prompts import Prompts, UnsavedChoice
 from studio.recovery import Autosaver, RecoveryCandidate, RecoveryStore
@@ -18,7 +19,19 @@ from studio.settings import StudioSettings
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ProjectFiles"]
+__all__ = ["DEFAULT_EXAMPLE", "ProjectFiles", "bundled_example"]
+
+DEFAULT_EXAMPLE = "support_desk.toml"
+_SOURCE_EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def bundled_example(name: str = DEFAULT_EXAMPLE) -> Path | None:
+    """The example project shipped in the `resource_studio_examples` data package, if present."""
+    candidates: list[Path] = []
+    with contextlib.suppress(ModuleNotFoundError, TypeError):  # not pip-installed
+        candidates.append(Path(str(resources.files("resource_studio_examples"))) / name)
+    candidates.append(_SOURCE_EXAMPLES / name)  # a checkout that is not pip-installed
+    return next((path for path in candidates if path.is_file()), None)
 
 
 class ProjectFiles(QObject):

@@ -1,4 +1,4 @@
-"""The studio's persistent preferences: window layout, recent files, last project, server defaults."""
+"""The studio's persistent preferences: window layout, theme, recent files, last project, server defaults."""
 
 from __future__ import annotations
 
@@ -79,6 +79,38 @@ class StudioSettings(QObject):
     def save_window(self, geometry: QByteArray, state: QByteArray) -> None:
         self._store.setValue("window/geometry", geometry)
         self._store.setValue("window/state", state)
+
+    def splitter_state(self, name: str) -> QByteArray | None:
+        """The saved sizes of the named splitter (None: use the defaults)."""
+        return self._bytes(f"layout/{name}")
+
+    def set_splitter_state(self, name: str, state: QByteArray) -> None:
+        self._store.setValue(f"layout/{name}", state)
+
+    def layout_flag(self, name: str, default: bool) -> bool:
+        """A remembered on/off choice of the layout (builder shown, word wrap, distraction-free)."""
+        return self._bool(f"layout/{name}", default)
+
+    def set_layout_flag(self, name: str, value: bool) -> None:
+        self._store.setValue(f"layout/{name}", bool(value))
+
+    def workspace_page(self) -> str:
+        return str(self._store.value("layout/page", "editor"))
+
+    def set_workspace_page(self, page: str) -> None:
+        self._store.setValue("layout/page", page)
+
+    def theme(self) -> str:
+        """The remembered theme: "system", "light" or "dark"."""
+        value = str(self._store.value("appearance/theme", "system"))
+        return value if value in ("system", "light", "dark") else "system"
+
+    def set_theme(self, name: str) -> None:
+        self._store.setValue("appearance/theme", name)
+
+    def clear_layout(self) -> None:
+        """Forget every remembered layout choice (View > Reset Layout)."""
+        self._store.remove("layout")
 
     def _bytes(self, key: str) -> QByteArray | None:
         value = self._store.value(key)

@@ -6,14 +6,19 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
-from PySide6.QtGui import QAction, QKeySequence, QUndoStack
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence, QUndoStack
+from PySide6.QtWidgets import QMainWindow, QMenu, QSizePolicy, QToolButton, QWidget
 
 from studio.icons import icon
 
 __all__ = ["WindowCommands"]
 
 _Keys = QKeySequence.StandardKey | str | None
+
+PAGES = (("editor", "&Editor", "resource"), ("server", "Ser&ver", "start-server"),
+         ("traffic", "&Traffic", "export"), ("settings", "&Project Settings", "settings"))  # fmt: skip
+"""(key, text, icon) of the window's pages, in the order of their Ctrl+1… shortcuts."""
+THEME_NAMES = (("system", "&System"), ("light", "&Light"), ("dark", "&Dark"))
 
 
 class WindowCommands(QObject):
@@ -25,10 +30,14 @@ class WindowCommands(QObject):
     Signals:
         recent_file_chosen(str path): an entry of File > Open Recent was picked.
         recent_files_cleared(): File > Open Recent > Clear was picked.
+        page_chosen(str key): one of the window's pages (see PAGES) was picked.
+        theme_chosen(str name): View > Theme > System / Light / Dark was picked.
     """
 
     recent_file_chosen = Signal(str)
     recent_files_cleared = Signal()
+    page_chosen = Signal(str)
+    theme_chosen = Signal(str)
 
     def __init__(
         self,
@@ -36,11 +45,9 @@ class WindowCommands(QObject):
         *,
         undo_stack: QUndoStack,
         catalogue_actions: Sequence[QAction],
-        docks: Sequence[QDockWidget],
     ) -> None:
         super().__init__(window)
         self._window = window
-        self._docks = list(docks)
         keys = QKeySequence.StandardKey
         self.new = self._make("&New", "new", "Start a new project", keys.New)
         self.open = self._make("&Open…", "open", "Open a project file", keys.Open)
@@ -79,6 +86,39 @@ class WindowCommands(QObject):
                                   "Send notifications/resources/updated for the notify URI to subscribers",
                                   "Ctrl+Shift+U")  # fmt: skip
         self.reset_layout = self._make("&Reset Layout", None, "Put the panels back where they were")
+        self.builder = self._make("&Builder Form", "template", "Show or hide the builder form beside the code",
+                                  "Ctrl+B")  # fmt: skip
+        self.builder.setCheckable(True)
+        self.focus_mode = self._make("&Distraction-Free", None, "Only the code editor: hide everything else",
+                                     "F11")  # fmt: skip
+        self.focus_mode.setShortcuts([QKeySequence("F11"), QKeySequence("Ctrl+Shift+M")])
+        self.focus_mode.setCheckable(True)
+        self.word_wrap = self._make("&Word Wrap", None, "Wrap long lines in the snippet editors", "Alt+Z")
+        self.word_wrap.setCheckable(True)
+        self._pages = QActionGroup(self)
+        self._pages.setExclusive(True)
+        self.page_actions: dict[str, QAction] = {}
+        for number, (key, text, icon_name) in enumerate(PAGES, 1):
+            action = self._make(text, icon_name, f"Show the {text.replace('&', '').lower()} page",
+                                f"Ctrl+{number}")  # fmt: skip
+            action.setCheckable(True)
+            action.setData(key)
+            action.setObjectName(f"{key}PageAction")
+            action.triggered.connect(self._on_page_triggered)
+            self._pages.addAction(action)
+            self.page_actions[key] = action
+        self._themes = QActionGroup(self)
+        self._themes.setExclusive(True)
+        self.theme_actions: dict[str, QAction] = {}
+        for key, text in THEME_NAMES:
+            action = QAction(text, self._window)
+            action.setCheckable(True)
+            action.setData(key)
+            action.setObjectName(f"{key}ThemeAction")
+            action.setStatusTip(f"Use the {key} theme (remembered)")
+            action.triggered.connect(self._on_theme_triggered)
+            self._themes.addAction(action)
+            self.theme_actions[key] = action
         self.about = self._make("&About Resource Studio", "app", "Version and keyboard shortcuts")
         self.recent_menu = QMenu("Open &Recent", window)
         self.recent_menu.setObjectName("recentMenu")
@@ -130,10 +170,12 @@ class WindowCommands(QObject):
         server_menu.addActions([self.list_changed, self.updated])
 
         view_menu = bar.addMenu("&View")
-        for number, dock in enumerate(self._docks, 1):
-            toggle = dock.toggleViewAction()
-            self._describe(toggle, f"Show or hide the {dock.windowTitle().lower()} panel", f"Ctrl+{number}")
-            view_menu.addAction(toggle)
+        view_menu.addActions(list(self.page_actions.values()))
+        view_menu.addSeparator()
+        view_menu.addActions([self.builder, self.focus_mode, self.word_wrap])
+        theme_menu = view_menu.addMenu("T&heme")
+        theme_menu.setObjectName("themeMenu")
+        theme_menu.addActions(list(self.theme_actions.values()))
         view_menu.addSeparator()
         view_menu.addAction(self.reset_layout)
 
@@ -148,11 +190,33 @@ class WindowCommands(QObject):
             (self.new, self.open, self.save),
             (self.undo, self.redo),
             (self.add_resource, self.add_template, self.duplicate, self.delete),
-            (self.preview,),
+            (self.builder, self.preview),
             (self.server, self.list_changed, self.updated),
         ):
             toolbar.addActions(list(group))
             toolbar.addSeparator()
+        # The pages sit at the right end, with their names: one click away, and no height taken from the code.
+        spacer = QWidget(toolbar)
+        spacer.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        toolbar.addWidget(spacer)
+        for action in self.page_actions.values():
+            toolbar.addAction(action)
+            button = toolbar.widgetForAction(action)
+            if isinstance(button, QToolButton):
+                button.setObjectName(f"{action.data()}PageButton")
+                button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.toolbar = toolbar
+
+    def set_page(self, key: str) -> None:
+        """Check the action of the page shown (without emitting page_chosen)."""
+        action = self.page_actions.get(key)
+        if action is not None:
+            action.setChecked(True)
+
+    def set_theme(self, name: str) -> None:
+        action = self.theme_actions.get(name)
+        if action is not None:
+            action.setChecked(True)
 
     def shortcuts(self) -> list[tuple[str, str]]:
         """(command, keys) of every command with a shortcut, for the About box."""
@@ -173,6 +237,18 @@ class WindowCommands(QObject):
             self.recent_menu.addSeparator()
             self.recent_menu.addAction("Clear Recent Files").triggered.connect(self.recent_files_cleared)
         self.recent_menu.setEnabled(bool(files))
+
+    @Slot()
+    def _on_page_triggered(self) -> None:
+        action = self.sender()
+        if isinstance(action, QAction):
+            self.page_chosen.emit(str(action.data()))
+
+    @Slot()
+    def _on_theme_triggered(self) -> None:
+        action = self.sender()
+        if isinstance(action, QAction):
+            self.theme_chosen.emit(str(action.data()))
 
     @Slot()
     def _on_recent_triggered(self) -> None:

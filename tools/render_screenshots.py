@@ -2,9 +2,10 @@
 
     python tools/render_screenshots.py [PROJECT] [--out docs/screenshots]
 
-Opens the real window on a project (the bundled example by default), previews a
-template, starts the HTTP server on a free port, connects an SDK client that
-lists, reads and subscribes, then grabs the window and its panels. Settings and
+Opens the real window at 1280x800 on a project (the bundled example by default),
+previews a template, starts the HTTP server on a free port, connects an SDK client
+that lists, reads and subscribes, then grabs every page of the window in the light
+and the dark theme. Settings and
 recovery files go to a temporary folder, so the user's own are never touched.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import sys
 import tempfile
@@ -33,15 +35,11 @@ def _client_session(url: str, uris: list[str], done: threading.Event, stop: thre
             await client.list_resources()
             await client.list_resource_templates()
             for uri in uris:
-                try:
+                with contextlib.suppress(Exception):  # errors are part of the traffic worth showing
                     await client.read_resource(uri)
-                except Exception:  # noqa: BLE001 - errors are part of the traffic worth showing
-                    pass
             if uris:
-                try:
+                with contextlib.suppress(Exception):  # the example may not enable subscriptions
                     await client.subscribe_resource(uris[0])
-                except Exception:  # noqa: BLE001 - the example may not enable subscriptions
-                    pass
             done.set()
             while not stop.is_set():
                 await asyncio.sleep(0.05)
@@ -49,7 +47,7 @@ def _client_session(url: str, uris: list[str], done: threading.Event, stop: thre
     loop = asyncio.SelectorEventLoop()
     try:
         loop.run_until_complete(main())
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         print(f"client failed: {exc}", file=sys.stderr)
         done.set()
     finally:
@@ -72,9 +70,9 @@ def main(argv: list[str] | None = None) -> int:
 
     app = QApplication([sys.argv[0]])
     app.setApplicationName("Resource Studio")
-    from studio.app import bundled_example
     from studio.icons import icon
     from studio.main_window import MainWindow, UnsavedChoice
+    from studio.project_files import bundled_example
 
     app.setWindowIcon(icon("app"))
     out = Path(options.out)
@@ -94,6 +92,9 @@ def main(argv: list[str] | None = None) -> int:
         widget.grab().save(str(path))
         print(f"wrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
 
+    from studio.theme import apply_theme
+
+    apply_theme(app, "light")  # one look whatever the machine's desktop uses
     window = MainWindow(ask_unsaved=lambda label: UnsavedChoice.DISCARD, ask_restore=lambda candidate: False)
     project = Path(options.project) if options.project else bundled_example()
     if project is None:
@@ -148,14 +149,28 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print("the server did not start; screenshots show it stopped", file=sys.stderr)
 
-    shoot(window, "main_window")
-    shoot(window.centralWidget(), "editor")
-    shoot(window.server_dock, "server_panel")
-    shoot(window.catalogue, "catalogue")
-    window.traffic_dock.raise_()
-    pump(0.5)
-    shoot(window, "main_window_traffic")
-    shoot(window.traffic_dock, "traffic_log")
+
+    def shoot_pages(suffix: str) -> None:
+        window.show_page("editor")
+        pump(0.4)
+        shoot(window, f"main_window{suffix}")
+        window.set_focus_mode(False)
+        window.editor.set_builder_visible(True)
+        pump(0.4)
+        shoot(window, f"main_window_builder{suffix}")
+        window.editor.set_builder_visible(False)
+        for page in ("server", "traffic", "settings"):
+            window.show_page(page)
+            pump(0.4)
+            shoot(window, f"main_window_{page}{suffix}")
+        window.show_page("editor")
+
+    apply_theme(app, "light")
+    pump(0.3)
+    shoot_pages("")
+    apply_theme(app, "dark")
+    pump(0.3)
+    shoot_pages("_dark")
 
     stop.set()
     if client is not None:

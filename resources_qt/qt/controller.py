@@ -10,7 +10,7 @@ from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import replace
 from typing import Any, TypeVar
 
-from PySide6.QtCore import Property, QObject, Signal, Slot
+from PySide6.QtCore import QObject, Signal, Slot
 
 from resources_qt.errors import ValidationError
 from resources_qt.project import Project, ResourceSpec
@@ -87,6 +87,7 @@ class ServerController(QObject):
         preview_finished(object PreviewOutcome)
         completions_ready(str request_id, list values)
         snippet_output(str key, str text): what a snippet printed.
+        read_output(object SnippetOutput): what one read (or completion) printed, streams in order.
     """
 
     server_started = Signal(str)
@@ -101,6 +102,7 @@ class ServerController(QObject):
     preview_finished = Signal(object)
     completions_ready = Signal(str, list)
     snippet_output = Signal(str, str)
+    read_output = Signal(object)
 
     def __init__(
         self, *, project: Project, parent: QObject | None = None, pool: SnippetPool | None = None
@@ -141,18 +143,14 @@ class ServerController(QObject):
     def url(self) -> str:
         return self._server.url or ""
 
-    def _get_announce_edits(self) -> bool:
+    @property
+    def announce_edits(self) -> bool:
+        """When on, edits applied while serving send `updated` (and `list_changed` for in-place renames)."""
         return self._announce_edits
 
-    def _set_announce_edits(self, value: bool) -> None:
+    @announce_edits.setter
+    def announce_edits(self, value: bool) -> None:
         self._announce_edits = bool(value)
-
-    announce_edits = Property(
-        bool,
-        _get_announce_edits,
-        _set_announce_edits,
-        doc="When on, edits applied while serving send `updated` (and `list_changed` for in-place renames).",
-    )
 
     def sessions(self) -> list[SessionInfo]:
         return self._server.sessions()
@@ -251,7 +249,7 @@ class ServerController(QObject):
             try:
                 self._pool.start()
                 start()
-            except Exception as exc:  # noqa: BLE001 - reported to the GUI, never lost
+            except Exception as exc:
                 message = " ".join(str(exc).split()) or type(exc).__name__
                 logger.warning("Server start failed: %s", message)
                 self._pump.push(ServerFailed(message))
@@ -294,7 +292,7 @@ class ServerController(QObject):
             if resource is not None:
                 try:
                     values = await complete_values(resource, variable, value, dict(context or {}))
-                except Exception as exc:  # noqa: BLE001 - a failing completer offers nothing
+                except Exception as exc:
                     logger.info("Completion of %s.%s failed: %s", resource_name, variable, exc)
             self._pump.push(_Completions(request_id, values[:100]))
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import html
 import json
 import logging
-from typing import Any
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QStringListModel, Qt, Signal, Slot
+from PySide6.QtCore import QEvent, QStringListModel, Qt, Signal, Slot
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QComboBox,
     QCompleter,
@@ -27,8 +28,12 @@ from PySide6.QtWidgets import (
 from resources_qt.errors import ValidationError
 from resources_qt.project import ResourceSpec
 from resources_qt.templates import CompiledTemplate, compile_template
+from studio.theme import StatusColors, status_colors
 from studio.widgets import studio_icon
 from studio.widgets.content_view import ContentView
+
+if TYPE_CHECKING:
+    from resources_qt.qt import PreviewOutcome
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +80,8 @@ class PreviewPanel(QWidget):
         self._shown_from: tuple[str, tuple[str, ...]] | None = None
         self._prelude_changed = False
         self._syncing = False
+        # The user typed a URI of their own (or composed one from the variables): keep it across edits.
+        self._own_uri = False
 
         self.uri_box = QComboBox(self)
         self.uri_box.setObjectName("previewUri")
@@ -106,15 +113,11 @@ class PreviewPanel(QWidget):
         self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.stale_label = QLabel("Stale — the URI or the snippet changed since this read; press Read", self.output)
         self.stale_label.setObjectName("previewStale")
-        self.stale_label.setStyleSheet(
-            "QLabel { color: #6d4c00; background: #fff4d6; border: 1px solid #f0d58c; border-radius: 3px;"
-            " padding: 2px 6px; }"
-        )
         self.stale_label.hide()
         self.pages = QStackedWidget(self.output)
         self.placeholder = QLabel("Pick a sample or type a URI, then press Read.", self.output)
+        self.placeholder.setObjectName("previewPlaceholder")
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.placeholder.setStyleSheet("color: #888;")
         self.content_tabs = QTabWidget(self.output)
         self.content_tabs.setObjectName("previewContents")
         self.content_tabs.setTabBarAutoHide(True)
@@ -123,9 +126,8 @@ class PreviewPanel(QWidget):
         self.error_view = QTextBrowser(self.output)
         self.error_view.setObjectName("previewError")
         self.error_view.setOpenLinks(False)
-        self.error_view.setStyleSheet(
-            "QTextBrowser { background: #fdecea; border: 1px solid #f5c2c0; border-radius: 3px; padding: 4px; }"
-        )
+        self._last_error: PreviewOutcome | None = None
+        self._stale = False
         for page in (self.placeholder, self.content_tabs, self.error_view):
             self.pages.addWidget(page)
         output_layout = QVBoxLayout(self.output)
@@ -150,6 +152,9 @@ class PreviewPanel(QWidget):
         self.read_button.clicked.connect(self._on_read_clicked)
         self.uri_box.lineEdit().returnPressed.connect(self._on_read_clicked)
         self.uri_box.editTextChanged.connect(self._on_uri_text_changed)
+        self.uri_box.lineEdit().textEdited.connect(self._on_uri_typed)
+        self.uri_box.activated.connect(self._on_sample_picked)
+        self._apply_colors()
         self.clear_output()
 
     # -- public API ----------------------------------------------------------
@@ -158,8 +163,19 @@ class PreviewPanel(QWidget):
     def uri(self) -> str:
         return self.uri_box.currentText().strip()
 
+    def read(self) -> None:
+        """Read the URI now, as the Read button does."""
+        self._on_read_clicked()
+
     def set_uri(self, uri: str) -> None:
+        """Read `uri` from now on, as if the user had typed it (it no longer follows the resource)."""
         self.uri_box.setEditText(uri)
+        self._own_uri = True
+
+    @property
+    def follows_resource(self) -> bool:
+        """The URI is the resource's own default (its address or first sample), not one the user typed."""
+        return not self._own_uri
 
     def set_resource(self, spec: ResourceSpec | None) -> None:
         """Offer `spec`'s samples and, for a template, one field per variable; None clears the panel."""
@@ -170,14 +186,17 @@ class PreviewPanel(QWidget):
         except ValidationError:
             self._compiled = None
         current = self.uri
+        if not same:
+            self._own_uri = False
         self._syncing = True
         try:
             self.uri_box.clear()
             samples = spec.sample_uris() if spec else []
             self.uri_box.addItems(samples)
-            if same and current:
+            if same and current and self._own_uri:
                 self.uri_box.setEditText(current)
             elif samples:
+                # Follow the address (or the first sample) while the user has not typed their own.
                 self.uri_box.setCurrentIndex(0)
             else:
                 self.uri_box.setEditText(spec.uri_template if spec and spec.uri_template else "")
@@ -234,17 +253,19 @@ class PreviewPanel(QWidget):
         return [self.content_tabs.widget(i) for i in range(self.content_tabs.count())]  # type: ignore[misc]
 
     @Slot(object)
-    def show_outcome(self, outcome: Any) -> None:
+    def show_outcome(self, outcome: PreviewOutcome) -> None:
         """Show a `PreviewOutcome`: what matched, the parameters, the contents or the error, and the time."""
         self.read_button.setEnabled(self._spec is not None)
-        self._shown_from = (str(getattr(outcome, "uri", "") or ""), self._reading_fields())
+        self._shown_from = (outcome.uri or "", self._reading_fields())
         self._prelude_changed = False
         self._update_stale()
         self.summary_label.setText(self._summary(outcome))
         self.summary_label.show()
         self._clear_tabs()
-        if getattr(outcome, "error_code", None) is not None or getattr(outcome, "contents", None) is None:
-            self.error_view.setHtml(self._error_html(outcome))
+        self._last_error = None
+        if outcome.error_code is not None or outcome.contents is None:
+            self._last_error = outcome
+            self.error_view.setHtml(self._error_html(outcome, status_colors(self.palette())))
             self.pages.setCurrentWidget(self.error_view)
             return
         contents = list(outcome.contents)
@@ -262,45 +283,45 @@ class PreviewPanel(QWidget):
     # -- rendering helpers ---------------------------------------------------
 
     @staticmethod
-    def _summary(outcome: Any) -> str:
+    def _summary(outcome: PreviewOutcome) -> str:
         esc = html.escape
         parts = []
-        name = getattr(outcome, "resource_name", None)
+        name = outcome.resource_name
         if name:
-            if getattr(outcome, "is_template", False):
-                template = getattr(outcome, "template", None) or ""
+            if outcome.is_template:
+                template = outcome.template or ""
                 parts.append(f"Matched template <b>{esc(name)}</b> <code>{esc(template)}</code>")
             else:
                 parts.append(f"Matched resource <b>{esc(name)}</b>")
         else:
             parts.append("No resource matched")
-        params = dict(getattr(outcome, "params", None) or {})
+        params = dict(outcome.params or {})
         if params:
             # In the template's order: the server hands them over in whatever order it matched them.
             try:
-                order = list(compile_template(getattr(outcome, "template", None) or "").variable_names)
+                order = list(compile_template(outcome.template or "").variable_names)
             except ValidationError:
                 order = []
             names = [n for n in order if n in params] + [n for n in params if n not in order]
             shown = ", ".join(f"<code>{esc(str(n))}</code>&nbsp;=&nbsp;<code>{esc(str(params[n]))}</code>"
                               for n in names)  # fmt: skip
             parts.append(f"parameters {shown}")
-        elapsed = getattr(outcome, "elapsed_ms", None)
+        elapsed = outcome.elapsed_ms
         if elapsed is not None:
             parts.append(f"{elapsed:.1f}&nbsp;ms")  # the unit never wraps onto a line of its own
-        contents = getattr(outcome, "contents", None)
+        contents = outcome.contents
         if contents and len(contents) > 1:
             parts.append(f"{len(contents)} content items")
         return " · ".join(parts)
 
     @staticmethod
-    def _error_html(outcome: Any) -> str:
-        code = getattr(outcome, "error_code", None)
-        message = getattr(outcome, "error_message", None) or "The read failed"
-        data = getattr(outcome, "error_data", None)
+    def _error_html(outcome: PreviewOutcome, colors: StatusColors) -> str:
+        code = outcome.error_code
+        message = outcome.error_message or "The read failed"
+        data = outcome.error_data
         title = ERROR_NAMES.get(code, "Error") if code is not None else "Error"
         text = (
-            f"<p style='color:#b71c1c; font-weight:600'>{html.escape(title)}"
+            f"<p style='color:{colors.error_text.name()}; font-weight:600'>{html.escape(title)}"
             f"{f' ({code})' if code is not None else ''}</p>"
             f"<p>{html.escape(message)}</p>"
         )
@@ -322,9 +343,32 @@ class PreviewPanel(QWidget):
             self._prelude_changed or shown[0] != self.uri or shown[1] != self._reading_fields()
         )
         self.stale_label.setVisible(stale)
+        if stale != self._stale:
+            self._stale = stale
+            self._apply_colors()
+
+    def _apply_colors(self) -> None:
+        """Banners and dimmed text from the palette (called again when the theme changes)."""
+        colors = status_colors(self.palette())
         # Dimmed summary rather than a translucent content page: an opacity effect over a text view
         # paints it dark, and the stale content stays readable and scrollable this way.
-        self.summary_label.setStyleSheet("color: #9e9e9e;" if stale else "")
+        css = (
+            colors.banner_css("warning", "QLabel#previewStale")
+            + f" QLabel#previewPlaceholder {{ color: {colors.muted_text.name()}; }}"
+            + (f" QLabel#previewSummary {{ color: {colors.muted_text.name()}; }}" if self._stale else "")
+            + f" QTextBrowser#previewError {{ color: {self.palette().color(QPalette.ColorRole.Text).name()};"
+            f" background: {colors.error_background.name()}; border: 1px solid {colors.error_border.name()};"
+            " border-radius: 3px; padding: 4px; }"
+        )
+        if self.output.styleSheet() != css:
+            self.output.setStyleSheet(css)
+        if self._last_error is not None:
+            self.error_view.setHtml(self._error_html(self._last_error, colors))
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
+            self._apply_colors()
 
     def _clear_tabs(self) -> None:
         while self.content_tabs.count():
@@ -356,6 +400,7 @@ class PreviewPanel(QWidget):
             completer.setFilterMode(Qt.MatchFlag.MatchContains)
             edit.setCompleter(completer)
             edit.textEdited.connect(self._on_variable_edited)
+            edit.returnPressed.connect(self._on_variable_return_pressed)
             completer.activated.connect(self._on_suggestion_picked)
             self._variable_edits[variable] = edit
             self._completion_models[variable] = model
@@ -404,9 +449,28 @@ class PreviewPanel(QWidget):
         self._update_stale()
 
     @Slot(str)
+    def _on_uri_typed(self, _text: str) -> None:
+        self._own_uri = True
+
+    @Slot(int)
+    def _on_sample_picked(self, _index: int) -> None:
+        self._own_uri = True
+
+    @Slot()
+    def _on_variable_return_pressed(self) -> None:
+        # Enter in a variable field reads, unless it is picking a suggestion from the popup.
+        sender = self.sender()
+        completer = sender.completer() if isinstance(sender, QLineEdit) else None
+        popup = completer.popup() if completer is not None else None
+        if popup is not None and popup.isVisible():
+            return
+        self._on_read_clicked()
+
+    @Slot(str)
     def _on_variable_edited(self, _text: str) -> None:
         if self._syncing or self._compiled is None:
             return
+        self._own_uri = True
         self._compose_uri()
         spec = self._spec
         sender = self.sender()

@@ -1,53 +1,65 @@
-"""The editor page of the selected resource: builder form, reader snippet with its output, and preview."""
+"""The editor page of one resource: code in the centre, preview and output beside it, the builder on demand."""
 
 from __future__ import annotations
 
 import logging
 from dataclasses import replace
 
-from PySide6.QtCore import Qt, Slot
-from PySide6.QtGui import QFontDatabase
+from PySide6.QtCore import QByteArray, QEvent, Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
-    QPlainTextEdit,
-    QPushButton,
     QScrollArea,
     QSplitter,
     QStackedWidget,
     QTabWidget,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
+from resources_qt.errors import ValidationError
+from resources_qt.project import ResourceSpec
+from resources_qt.templates import compile_template
 from studio.document import ProjectDocument
+from studio.theme import status_colors
 from studio.widgets.preview import PreviewPanel
 from studio.widgets.resource_form import ResourceForm
+from studio.widgets.snippet_output import OUTPUT_MAX_LINES, OutputBlock, SnippetOutputView
 from studio.widgets.snippet_pane import SnippetPane
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ResourceEditor"]
+__all__ = ["OUTPUT_MAX_LINES", "ResourceEditor"]
 
-OUTPUT_MAX_LINES = 2000
+READER_TAB, COMPLETIONS_TAB, PRELUDE_TAB = 0, 1, 2
+_COMPLETIONS_TIP = "Completion snippets are for URI templates: a direct resource has no variables to complete"
 
 
 class ResourceEditor(QWidget):
-    """Form, snippet editor, captured output and preview of one resource of the document.
+    """Snippet editors (Reader / Completions / Prelude) in the centre, preview and output beside them.
 
-    The snippet is checked (compile only) shortly after each edit and its
-    error is underlined on its line; the source is written to the document
-    debounced, merging a burst of typing into one undo step. The preview's
-    signals are the shell's to connect (`preview.preview_requested`,
+    Left of the code sits the builder form, a panel shown and hidden with
+    `set_builder_visible` (the window binds a key to it). The snippet is
+    checked (compile only) shortly after each edit; the source is written to
+    the document debounced, merging a burst of typing into one undo step. The
+    preview's signals are the shell's to connect (`preview.preview_requested`,
     `preview.completion_requested`, `preview.show_outcome`).
+
+    Signals:
+        builder_toggled(bool visible): the builder panel was shown or hidden (by its button or a call).
     """
+
+    builder_toggled = Signal(bool)
 
     def __init__(self, document: ProjectDocument, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("resourceEditor")
         self._document = document
         self._name = ""
+        self._focus_mode = False
 
+        # -- builder panel -------------------------------------------------------------
         self.form = ResourceForm(document, self)
         form_scroll = QScrollArea(self)
         form_scroll.setObjectName("formScroll")
@@ -58,11 +70,31 @@ class ResourceEditor(QWidget):
         # Always there, so a taller form (a template's completions, more icons) does not narrow the fields.
         form_scroll.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
         self.form_scroll = form_scroll
-        form_scroll.setMinimumWidth(300)
+        self.builder_panel = QWidget(self)
+        self.builder_panel.setObjectName("builderPanel")
+        self.builder_panel.setMinimumWidth(300)
+        close_builder = QToolButton(self.builder_panel)
+        close_builder.setObjectName("closeBuilderButton")
+        close_builder.setText("✕")
+        close_builder.setAutoRaise(True)
+        close_builder.setToolTip("Hide the builder form (Ctrl+B)")
+        close_builder.clicked.connect(self._on_close_builder_clicked)
+        builder_header = QHBoxLayout()
+        builder_header.setContentsMargins(4, 0, 0, 0)
+        builder_header.addWidget(QLabel("<b>Builder</b>", self.builder_panel))
+        builder_header.addStretch(1)
+        builder_header.addWidget(close_builder)
+        builder_layout = QVBoxLayout(self.builder_panel)
+        builder_layout.setContentsMargins(0, 4, 0, 0)
+        builder_layout.setSpacing(2)
+        builder_layout.addLayout(builder_header)
+        builder_layout.addWidget(form_scroll, 1)
 
+        # -- code ------------------------------------------------------------------------
+        # Short headings: every line of text above the editor is a line of code fewer.
         self.reader_pane = SnippetPane(
-            heading="<b>Reader</b> — <code>def read(uri, params)</code> returns text, bytes, JSON-able data "
-            "or <code>ResourceContent</code>",
+            heading="<code>def read(uri, params)</code> returns text, bytes, JSON-able data or "
+            "<code>ResourceContent</code>",
             placeholder="def read(uri, params):\n    return f'Hello from {uri}'",
             function="read",
             required=True,
@@ -70,8 +102,8 @@ class ResourceEditor(QWidget):
             parent=self,
         )
         self.complete_pane = SnippetPane(
-            heading="<b>Completions</b> (optional) — <code>def complete(name, value, context)</code> returns "
-            "suggestions for a template variable; the static lists in the form are used without it",
+            heading="<code>def complete(name, value, context)</code> suggests values for a template variable "
+            "(optional)",
             placeholder="def complete(name, value, context):\n    return [v for v in VALUES if v.startswith(value)]",
             function="complete",
             required=False,
@@ -79,7 +111,7 @@ class ResourceEditor(QWidget):
             parent=self,
         )
         self.prelude_pane = SnippetPane(
-            heading="<b>Prelude</b> — code shared by every snippet of the project (imports, helpers, data)",
+            heading="Code shared by every snippet of the project: imports, helpers, data",
             placeholder="import json\n\nDATA = {...}",
             function=None,
             required=False,
@@ -96,60 +128,51 @@ class ResourceEditor(QWidget):
         self.snippet_tabs.addTab(self.reader_pane, "Reader")
         self.snippet_tabs.addTab(self.complete_pane, "Completions")
         self.snippet_tabs.addTab(self.prelude_pane, "Prelude")
-        self.output_view = QPlainTextEdit(self)
-        self.output_view.setObjectName("snippetOutput")
-        self.output_view.setReadOnly(True)
-        self.output_view.setMaximumBlockCount(OUTPUT_MAX_LINES)
-        self.output_view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.output_view.setPlaceholderText("print() output and logs of the snippet appear here")
-        clear_output = QPushButton("Clear", self)
-        clear_output.setObjectName("clearOutputButton")
-        clear_output.clicked.connect(self.output_view.clear)
+        self.builder_button = QToolButton(self)
+        self.builder_button.setObjectName("builderToggle")
+        self.builder_button.setText("Builder")
+        self.builder_button.setCheckable(True)
+        self.builder_button.setAutoRaise(True)
+        self.builder_button.setToolTip("Show or hide the builder form: name, address, MIME type, samples… (Ctrl+B)")
+        self.builder_button.toggled.connect(self.set_builder_visible)
+        self.snippet_tabs.setCornerWidget(self.builder_button, Qt.Corner.TopLeftCorner)
 
+        # -- preview and output -------------------------------------------------------------
         self.preview = PreviewPanel(self)
-
-        output_pane = QWidget(self)
-        output_layout = QVBoxLayout(output_pane)
-        output_layout.setContentsMargins(0, 0, 0, 0)
-        output_header = QHBoxLayout()
-        output_header.addWidget(QLabel("<b>Output</b>", output_pane))
-        output_header.addStretch(1)
-        output_header.addWidget(clear_output)
-        output_layout.addLayout(output_header)
-        output_layout.addWidget(self.output_view)
-
-        self.bottom_tabs = QTabWidget(self)
-        self.bottom_tabs.setObjectName("editorTabs")
-        self.bottom_tabs.addTab(self.preview, "Preview")
-        self.bottom_tabs.addTab(output_pane, "Snippet output")
-
-        right = QSplitter(Qt.Orientation.Vertical, self)
-        right.setChildrenCollapsible(False)
-        right.addWidget(self.snippet_tabs)
-        right.addWidget(self.bottom_tabs)
-        # The preview gets the larger share: read results need the height more than a short snippet.
-        right.setStretchFactor(0, 2)
-        right.setStretchFactor(1, 3)
-        right.setSizes([400, 600])
-        self.vertical_splitter = right
+        self.output = SnippetOutputView(self)
+        self.output_view = self.output.text_view
+        self.side_splitter = QSplitter(Qt.Orientation.Vertical, self)
+        self.side_splitter.setObjectName("sideSplitter")
+        self.side_splitter.setChildrenCollapsible(False)
+        self.side_splitter.addWidget(self.preview)
+        self.side_splitter.addWidget(self.output)
+        self.side_splitter.setStretchFactor(0, 4)
+        self.side_splitter.setStretchFactor(1, 1)
+        self.side_splitter.setSizes([520, 140])
 
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        self.splitter.setObjectName("editorSplitter")
         self.splitter.setChildrenCollapsible(False)
-        self.splitter.addWidget(form_scroll)
-        self.splitter.addWidget(right)
+        self.splitter.addWidget(self.builder_panel)
+        self.splitter.addWidget(self.snippet_tabs)
+        self.splitter.addWidget(self.side_splitter)
+        # Extra room goes to the code first, then the preview; the builder keeps its width.
         self.splitter.setStretchFactor(0, 0)
-        self.splitter.setStretchFactor(1, 1)
-        self.splitter.setSizes([380, 620])
+        self.splitter.setStretchFactor(1, 3)
+        self.splitter.setStretchFactor(2, 2)
+        self.splitter.setSizes([340, 560, 440])
+        self.builder_panel.hide()
 
         self.empty_label = QLabel("Select a resource in the catalogue, or add one.", self)
+        self.empty_label.setObjectName("emptyEditorHint")
         self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.empty_label.setStyleSheet("color: #888;")
         self._stack = QStackedWidget(self)
         self._stack.addWidget(self.empty_label)
         self._stack.addWidget(self.splitter)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self._stack)
+        self._apply_colors()
 
         self.snippet_editor.source_edited.connect(self._on_reader_edited)
         self.complete_editor.source_edited.connect(self._on_complete_edited)
@@ -177,7 +200,8 @@ class ResourceEditor(QWidget):
         if self.prelude_editor.toPlainText() != self._document.project.prelude:
             self.prelude_pane.load(self._document.project.prelude)
         self.preview.set_resource(self._document.spec(self._name) if spec else None)
-        self.output_view.clear()
+        self._follow_kind(spec)
+        self.output.clear()
         self._stack.setCurrentWidget(self.splitter if spec is not None else self.empty_label)
 
     def flush(self) -> None:
@@ -188,15 +212,118 @@ class ResourceEditor(QWidget):
 
     @Slot(str)
     def append_output(self, text: str) -> None:
-        """Append captured snippet output (bounded to the last OUTPUT_MAX_LINES lines)."""
-        self.output_view.appendPlainText(text.rstrip("\n"))
+        """Append captured snippet output that came without a read attached."""
+        self.output.append_text(text)
+
+    def add_output_block(self, block: OutputBlock) -> None:
+        """Show what one read of the shown resource printed, as one block."""
+        self.output.add_block(block)
+
+    @property
+    def builder_visible(self) -> bool:
+        return not self.builder_panel.isHidden()
+
+    @Slot(bool)
+    def set_builder_visible(self, visible: bool) -> None:
+        """Show or hide the builder form left of the code; showing it puts the focus in its first field."""
+        if visible == self.builder_visible:
+            self.builder_button.setChecked(visible)
+            return
+        self.builder_panel.setVisible(visible)
+        self.builder_button.setChecked(visible)
+        if visible:
+            self.form.name_edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.builder_toggled.emit(visible)
+
+    @property
+    def focus_mode(self) -> bool:
+        return self._focus_mode
+
+    def set_focus_mode(self, on: bool) -> None:
+        """Distraction-free: only the code editors (the builder, preview and output step aside)."""
+        self._focus_mode = on
+        self.side_splitter.setVisible(not on)
+        if on:
+            self.builder_panel.hide()
+        else:
+            self.builder_panel.setVisible(self.builder_button.isChecked())
+
+    def show_preview(self) -> None:
+        """Make sure the preview is on screen (it steps aside in distraction-free mode)."""
+        if self._focus_mode:
+            self.side_splitter.show()
+
+    def set_word_wrap(self, on: bool) -> None:
+        """Wrap long lines in every snippet editor (on) or scroll them horizontally (off)."""
+        for editor in (self.snippet_editor, self.complete_editor, self.prelude_editor):
+            editor.set_word_wrap(on)
+
+    def splitter_states(self) -> dict[str, QByteArray]:
+        """The sizes of the editor's splitters, to remember per user."""
+        return {"editor": self.splitter.saveState(), "side": self.side_splitter.saveState()}
+
+    def restore_splitter_states(self, states: dict[str, QByteArray]) -> None:
+        for name, splitter in (("editor", self.splitter), ("side", self.side_splitter)):
+            state = states.get(name)
+            if state is not None:
+                splitter.restoreState(state)
+
+    def reset_splitters(self) -> None:
+        self.splitter.setSizes([340, 560, 440])
+        self.side_splitter.setSizes([520, 140])
+
+    def visible_reader_lines(self) -> float:
+        """How many lines of the reader editor fit in its viewport (layout tests and the bench use it)."""
+        editor = self.snippet_editor
+        return editor.viewport().height() / max(1, editor.fontMetrics().lineSpacing())
+
+    # -- internals -------------------------------------------------------------
+
+    def _follow_kind(self, spec: ResourceSpec | None) -> None:
+        """Completions are for templates: a direct resource never keeps that tab selected."""
+        template = bool(spec is not None and spec.uri_template)
+        tabs = self.snippet_tabs
+        tabs.setTabEnabled(COMPLETIONS_TAB, template)
+        tabs.setTabToolTip(COMPLETIONS_TAB, "" if template else _COMPLETIONS_TIP)
+        if not template and tabs.currentIndex() == COMPLETIONS_TAB:
+            tabs.setCurrentIndex(READER_TAB)
+        self._update_completion_context(spec)
+
+    def _update_completion_context(self, spec: ResourceSpec | None) -> None:
+        variables: list[str] = []
+        if spec is not None and spec.uri_template:
+            try:
+                variables = list(compile_template(spec.uri_template).variable_names)
+            except ValidationError:
+                variables = []  # a half-typed template: nothing to offer yet
+        prelude = self._document.project.prelude
+        for pane, names in ((self.reader_pane, variables), (self.complete_pane, variables), (self.prelude_pane, [])):
+            pane.editor.set_completion_context(prelude="" if pane is self.prelude_pane else prelude, variables=names)
+
+    def _apply_colors(self) -> None:
+        css = f"QLabel#emptyEditorHint {{ color: {status_colors(self.palette()).muted_text.name()}; }}"
+        if self.empty_label.styleSheet() != css:
+            self.empty_label.setStyleSheet(css)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
+            self._apply_colors()
 
     # -- slots ---------------------------------------------------------------
 
-    def _update_spec(self, **changes: str) -> None:
+    def _update_spec(self, *, reader: str | None = None, complete: str | None = None) -> None:
         spec = self._document.spec(self._name) if self._name else None
-        if spec is not None and any(getattr(spec, key) != value for key, value in changes.items()):
-            self._document.update_resource(self._name, replace(spec, **changes))
+        if spec is None:
+            return
+        changed = replace(spec, reader=spec.reader if reader is None else reader,
+                          complete=spec.complete if complete is None else complete)  # fmt: skip
+        if changed != spec:
+            self._document.update_resource(self._name, changed)
+
+    @Slot()
+    def _on_close_builder_clicked(self) -> None:
+        self.set_builder_visible(False)
 
     @Slot(str)
     def _on_reader_edited(self, source: str) -> None:
@@ -217,6 +344,7 @@ class ResourceEditor(QWidget):
         if prelude != self.prelude_editor.toPlainText() and not self.prelude_editor.has_pending_edit:
             self.prelude_editor.set_source(prelude)
             self.prelude_pane.check()
+        self._update_completion_context(self._document.peek(self._name) if self._name else None)
 
     @Slot(str, str)
     def _on_resource_changed(self, old_name: str, new_name: str) -> None:
@@ -232,6 +360,7 @@ class ResourceEditor(QWidget):
                 pane.editor.set_source(source)
                 pane.check()
         self.preview.set_resource(self._document.spec(new_name))
+        self._follow_kind(spec)
 
     @Slot(str)
     def _on_resource_removed(self, name: str) -> None:

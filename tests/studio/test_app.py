@@ -14,8 +14,9 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from resources_qt.project import Project, ResourceSpec, ServerSettings, save_project
-from studio.app import bundled_example, parse_http, run_app
+from studio.app import parse_http, run_app
 from studio.main_window import MainWindow
+from studio.project_files import bundled_example
 from studio.recovery import RECOVERY_DIR_ENV
 from studio.settings import SETTINGS_ENV
 
