@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
 
 from PySide6.QtCore import QObject, Signal, Slot
 
 from resources_qt.project import Project, ResourceSpec
+from resources_qt.qt.protocol import StudioController
 from studio.document import ProjectDocument
 
 logger = logging.getLogger(__name__)
@@ -31,7 +32,9 @@ class ServerSync(QObject):
 
     apply_failed = Signal(str)
 
-    def __init__(self, document: ProjectDocument, controller: Any, parent: QObject | None = None) -> None:
+    def __init__(
+        self, document: ProjectDocument, controller: StudioController | None, parent: QObject | None = None
+    ) -> None:
         super().__init__(parent)
         self._document = document
         self._controller = controller
@@ -67,7 +70,7 @@ class ServerSync(QObject):
     def resync_all(self) -> None:
         project = self.valid_project()
         self._served = {spec.name: spec for spec in project.resources}
-        self._call("apply_project", project)
+        self._call(lambda ctl: ctl.apply_project(project), "apply_project")
 
     # -- slots ---------------------------------------------------------------------------
 
@@ -81,7 +84,7 @@ class ServerSync(QObject):
 
     @Slot()
     def _on_prelude_changed(self) -> None:
-        self._call("set_prelude", self._document.project.prelude)
+        self._call(lambda ctl: ctl.set_prelude(self._document.project.prelude), "set_prelude")
 
     @Slot(str)
     def _on_resource_added(self, name: str) -> None:
@@ -92,7 +95,7 @@ class ServerSync(QObject):
     def _on_resource_removed(self, name: str) -> None:
         served = self._served.pop(name, None)
         if served is not None:
-            self._call("apply_resource", served.name, None)
+            self._call(lambda ctl: ctl.apply_resource(served.name, None), "apply_resource")
             self._sync_neighbours(served.key)
 
     @Slot(str, str)
@@ -123,9 +126,10 @@ class ServerSync(QObject):
         if served is None:
             stale = next((doc for doc, s in self._served.items() if s.name == spec.name), None)
             if stale is not None:  # an old, renamed-away version still holds this server-side name
-                self._call("apply_resource", spec.name, None)
+                self._call(lambda ctl: ctl.apply_resource(spec.name, None), "apply_resource")
                 del self._served[stale]
-        if self._call("apply_resource", served.name if served else None, spec):
+        old_name = served.name if served else None
+        if self._call(lambda ctl: ctl.apply_resource(old_name, spec), "apply_resource"):
             self._served[name] = spec
 
     def _sync_neighbours(self, *keys: str | None) -> None:
@@ -136,13 +140,13 @@ class ServerSync(QObject):
             if spec.key in wanted:
                 self._sync(spec.name)
 
-    def _call(self, method: str, *args: Any) -> bool:
+    def _call(self, call: Callable[[StudioController], None], what: str) -> bool:
         if self._controller is None:
             return True
         try:
-            getattr(self._controller, method)(*args)
-        except Exception as exc:  # noqa: BLE001 - a refused edit must not break editing
-            logger.warning("server refused %s: %s", method, exc)
+            call(self._controller)
+        except Exception as exc:  # a refused edit must not break editing
+            logger.warning("server refused %s: %s", what, exc)
             self.apply_failed.emit(str(exc))
             return False
         return True
