@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QStyle
 
 from studio.document import ProjectDocument
 from studio.widgets import studio_icon
-from studio.widgets.icons_table import thumbnail
+from studio.widgets.icon_loader import icon_loader, to_icon
 from studio.widgets.marks import mark_colors
 
 logger = logging.getLogger(__name__)
@@ -24,6 +24,7 @@ FILTER_ROLE = Qt.ItemDataRole.UserRole + 3
 """Text the filter box matches: name, title, address and MIME type."""
 
 NAME_COLUMN, MIME_COLUMN = 0, 1
+_ICON_SIZE = 16
 
 _Index = QModelIndex | QPersistentModelIndex
 
@@ -42,6 +43,9 @@ class CatalogueModel(QAbstractTableModel):
         self._templates = templates
         self._names: list[str] = []
         self._icon_cache: dict[str, QIcon | None] = {}
+        self._waiting: dict[str, set[str]] = {}  # loader key -> names of rows that wait for it
+        self._loader = icon_loader()
+        self._loader.loaded.connect(self._on_icon_loaded)
         self._kind_icon = (
             studio_icon("template", QStyle.StandardPixmap.SP_FileDialogDetailedView)
             if templates
@@ -105,7 +109,7 @@ class CatalogueModel(QAbstractTableModel):
         if column == NAME_COLUMN and role == Qt.ItemDataRole.DecorationRole:
             if self._document.errors(name):
                 return self._error_icon
-            return self._resource_icon(spec.icons[0].src if spec.icons else "") or self._kind_icon
+            return self._resource_icon(spec.icons[0].src if spec.icons else "", name) or self._kind_icon
         if role == Qt.ItemDataRole.ForegroundRole:
             # From the application palette (it follows the theme), never a fixed colour.
             if column == NAME_COLUMN and self._document.errors(name):
@@ -114,13 +118,27 @@ class CatalogueModel(QAbstractTableModel):
                 return QBrush(QGuiApplication.palette().color(QPalette.ColorRole.PlaceholderText))
         return None
 
-    def _resource_icon(self, src: str) -> QIcon | None:
+    def _resource_icon(self, src: str, name: str) -> QIcon | None:
         if not src:
             return None
-        if src not in self._icon_cache:
-            path = self._document.path
-            self._icon_cache[src] = thumbnail(src, str(path.parent) if path else "", 16)
+        if src in self._icon_cache:
+            return self._icon_cache[src]
+        path = self._document.path
+        base_dir = str(path.parent) if path else ""
+        # Decoded off the GUI thread: until it is ready the row shows the kind icon, then repaints.
+        result = self._loader.result(src, base_dir=base_dir, size=_ICON_SIZE)
+        if result is None:
+            self._waiting.setdefault(self._loader.key(src, base_dir=base_dir, size=_ICON_SIZE), set()).add(name)
+            return None
+        self._icon_cache[src] = to_icon(result.image)
         return self._icon_cache[src]
+
+    @Slot(str)
+    def _on_icon_loaded(self, key: str) -> None:
+        for name in self._waiting.pop(key, set()):
+            row = self.row_of(name)
+            if row >= 0:
+                self._refresh_row(row)
 
     # -- document signals ----------------------------------------------------
 
@@ -155,6 +173,7 @@ class CatalogueModel(QAbstractTableModel):
     def _on_project_reset(self) -> None:
         self.beginResetModel()
         self._icon_cache.clear()
+        self._waiting.clear()
         self._names = [
             spec.name for spec in self._document.project.resources if spec.is_template == self._templates
         ]

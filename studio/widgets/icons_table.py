@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
-import functools
 import logging
-import urllib.parse
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QSize, Qt, Signal, Slot
-from PySide6.QtGui import QIcon, QImage, QPainter, QPixmap
-from PySide6.QtSvg import QSvgRenderer
+from PySide6.QtCore import QSize, Qt, Signal, Slot
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QPushButton,
@@ -27,72 +23,39 @@ from PySide6.QtWidgets import (
 from resources_qt.errors import ValidationError
 from resources_qt.resource import Icon
 from studio.widgets import studio_icon
+from studio.widgets.icon_loader import IconLoader, icon_loader, to_icon
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["IconsTable", "load_icon_image", "thumbnail"]
+__all__ = ["IconsTable", "thumbnail"]
 
 THUMB = 24
-_MAX_ICON_BYTES = 2 * 1024 * 1024
 _SRC, _MIME, _SIZES = 1, 2, 3
-
-
-def _read_source(src: str, base_dir: str) -> bytes | None:
-    """The bytes of an icon that lives on this machine (a file or a data: URI); None for remote icons."""
-    src = src.strip()
-    if src.startswith("data:"):
-        header, _, payload = src.partition(",")
-        try:
-            if header.endswith(";base64"):
-                return base64.b64decode(payload, validate=False)
-            return urllib.parse.unquote_to_bytes(payload)
-        except (binascii.Error, ValueError):
-            return None
-    if src.startswith("file:"):
-        path = Path(urllib.parse.unquote(urllib.parse.urlparse(src).path))
-    elif "://" in src:
-        return None
-    else:
-        path = Path(src)
-        if not path.is_absolute() and base_dir:
-            path = Path(base_dir) / path
-    try:
-        if path.is_file() and path.stat().st_size <= _MAX_ICON_BYTES:
-            return path.read_bytes()
-    except OSError:
-        pass
-    return None
-
-
-@functools.lru_cache(maxsize=512)
-def load_icon_image(src: str, base_dir: str = "") -> QImage | None:
-    """The icon's image when it is a readable local file or data: URI (SVG included), else None."""
-    data = _read_source(src, base_dir)
-    if not data:
-        return None
-    image = QImage.fromData(data)
-    if image.isNull() and b"<svg" in data[:2048]:
-        renderer = QSvgRenderer(QByteArray(data))
-        if renderer.isValid():
-            size = renderer.defaultSize()
-            if size.isEmpty():
-                size = QSize(64, 64)
-            image = QImage(size, QImage.Format.Format_ARGB32_Premultiplied)
-            image.fill(Qt.GlobalColor.transparent)
-            painter = QPainter(image)
-            renderer.render(painter)
-            painter.end()
-    return None if image.isNull() else image
+_MAX_SHOWN_CHARS = 2000
+_SRC_ROLE = Qt.ItemDataRole.UserRole + 1
+_PROBLEM_ROLE = Qt.ItemDataRole.UserRole + 2
+_KEY_ROLE = Qt.ItemDataRole.UserRole + 3
+_MIME_BY_SUFFIX = {
+    ".png": "image/png", ".svg": "image/svg+xml", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
+    ".webp": "image/webp", ".ico": "image/x-icon",
+}  # fmt: skip
+"""The full source of a row whose cell shows it shortened (kept whole: nothing the user wrote is lost)."""
 
 
 def thumbnail(src: str, base_dir: str = "", size: int = THUMB) -> QIcon | None:
-    image = load_icon_image(src, base_dir)
-    if image is None:
-        return None
-    scaled = image.scaled(
-        size, size, Qt.AspectRatioMode.KeepAspectRatio, Qt.TransformationMode.SmoothTransformation
-    )
-    return QIcon(QPixmap.fromImage(scaled))
+    """The icon's thumbnail if it is already decoded; None otherwise (a load starts, `icon_loader().loaded` follows).
+
+    Never decodes on the calling thread, so a huge icon cannot stall the window.
+    """
+    result = icon_loader().result(src, base_dir=base_dir, size=size)
+    return to_icon(result.image) if result is not None else None
+
+
+def _display_text(src: str) -> str:
+    # A multi-megabyte data: URI in a cell would be elided (measured) on every paint.
+    if len(src) <= _MAX_SHOWN_CHARS:
+        return src
+    return f"{src[:_MAX_SHOWN_CHARS]}… ({len(src):,} characters)"
 
 
 class IconsTable(QWidget):
@@ -132,12 +95,16 @@ class IconsTable(QWidget):
         self.table.setToolTip("Sizes are space-separated, e.g. '16x16 32x32' or 'any'")
         self.add_button = QPushButton("Add icon", self)
         self.add_button.setObjectName("addIconButton")
+        self.choose_button = QPushButton("Choose file…", self)
+        self.choose_button.setObjectName("chooseIconButton")
+        self.choose_button.setToolTip("Add an icon from a file on this computer (shown wherever it is)")
         self.remove_button = QPushButton("Remove", self)
         self.remove_button.setObjectName("removeIconButton")
         self.remove_button.setIcon(studio_icon("delete", QStyle.StandardPixmap.SP_TrashIcon))
         buttons = QHBoxLayout()
         buttons.setContentsMargins(0, 0, 0, 0)
         buttons.addWidget(self.add_button)
+        buttons.addWidget(self.choose_button)
         buttons.addWidget(self.remove_button)
         buttons.addStretch(1)
         layout = QVBoxLayout(self)
@@ -145,12 +112,20 @@ class IconsTable(QWidget):
         layout.addWidget(self.table)
         layout.addLayout(buttons)
         self.add_button.clicked.connect(self._on_add_clicked)
+        self.choose_button.clicked.connect(self._on_choose_clicked)
+        self._loader: IconLoader = icon_loader()
+        self._loader.loaded.connect(self._on_icon_loaded)
         self.remove_button.clicked.connect(self._on_remove_clicked)
         self.table.itemChanged.connect(self._on_item_changed)
 
     def set_base_dir(self, base_dir: str) -> None:
-        """Where relative icon paths are resolved (the project's folder)."""
+        """The project's folder: relative icon paths resolve there, and only files under it are shown."""
         self._base_dir = base_dir
+
+    def thumbnail_problem(self, row: int) -> str:
+        """Why row `row` has no thumbnail ("" when it has one or it is still loading)."""
+        item = self.table.item(row, 0)
+        return str(item.data(_PROBLEM_ROLE) or "") if item is not None else ""
 
     def set_icons(self, icons: list[Icon]) -> None:
         self._loading = True
@@ -178,7 +153,10 @@ class IconsTable(QWidget):
 
     def _text(self, row: int, column: int) -> str:
         item = self.table.item(row, column)
-        return item.text().strip() if item is not None else ""
+        if item is None:
+            return ""
+        whole = item.data(_SRC_ROLE)
+        return (whole if isinstance(whole, str) else item.text()).strip()
 
     def _append(self, src: str, mime: str, sizes: str) -> int:
         row = self.table.rowCount()
@@ -188,6 +166,14 @@ class IconsTable(QWidget):
         self.table.setItem(row, 0, thumb)
         for column, text in ((_SRC, src), (_MIME, mime), (_SIZES, sizes)):
             self.table.setItem(row, column, QTableWidgetItem(text))
+        shown = _display_text(src)
+        source = self.table.item(row, _SRC)
+        if shown != src and source is not None:
+            source.setText(shown)
+            source.setData(_SRC_ROLE, src)
+            # Editing it in a cell would put megabytes into a line edit; it is kept whole and can be removed.
+            source.setFlags(source.flags() & ~Qt.ItemFlag.ItemIsEditable)
+            source.setToolTip(f"{len(src):,} characters: too long to edit here; kept as written")
         self._update_thumbnail(row)
         return row
 
@@ -196,17 +182,55 @@ class IconsTable(QWidget):
         if item is None:
             return
         src = self._text(row, _SRC)
-        icon = thumbnail(src, self._base_dir) if src else None
+        result = self._loader.result(src, base_dir=self._base_dir, size=THUMB) if src else None
+        icon = to_icon(result.image) if result is not None else None
         item.setIcon(icon if icon is not None else QIcon())
-        item.setToolTip(
-            "" if icon is not None or not src else "No preview: the icon is not a local file or data: URI"
-        )
+        problem = result.problem if result is not None else ""
+        item.setData(_PROBLEM_ROLE, problem)
+        item.setData(_KEY_ROLE, self._loader.key(src, base_dir=self._base_dir, size=THUMB) if src else "")
+        if result is None and src:
+            item.setToolTip("Loading the preview…")
+        elif problem:
+            item.setText("⚠")
+            item.setToolTip(f"Preview {problem}")
+        else:
+            item.setText("")
+            item.setToolTip("" if icon is not None or not src else "No preview: remote icons are not fetched")
+
+    @Slot(str)
+    def _on_icon_loaded(self, key: str) -> None:
+        for row in range(self.table.rowCount()):
+            item = self.table.item(row, 0)
+            if item is not None and item.data(_KEY_ROLE) == key:
+                self._loading, was = True, self._loading
+                try:
+                    self._update_thumbnail(row)
+                finally:
+                    self._loading = was
 
     @Slot()
     def _on_add_clicked(self) -> None:
         row = self._append("", "image/png", "")
         self.table.setCurrentCell(row, _SRC)
-        self.table.editItem(self.table.item(row, _SRC))
+        item = self.table.item(row, _SRC)
+        if item is not None:
+            self.table.editItem(item)
+
+    @Slot()
+    def _on_choose_clicked(self) -> None:
+        patterns = " ".join("*" + suffix for suffix in _MIME_BY_SUFFIX)
+        path, _filter = QFileDialog.getOpenFileName(
+            self, "Choose an icon", self._base_dir, f"Images ({patterns});;All files (*)"
+        )
+        if path:
+            self.add_chosen_file(path)
+
+    def add_chosen_file(self, path: str) -> None:
+        """Add an icon for a file the user chose: shown even outside the project folder."""
+        self._loader.allow(path)
+        mime = _MIME_BY_SUFFIX.get(Path(path).suffix.lower(), "image/png")
+        self._append(path, mime, "")
+        self.icons_edited.emit()
 
     @Slot()
     def _on_remove_clicked(self) -> None:

@@ -19,9 +19,27 @@ from PySide6.QtCore import (
 )
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
-__all__ = ["SessionRow", "SessionsModel", "SessionsView", "connected_text"]
+__all__ = ["SessionRow", "SessionsModel", "SessionsView", "connected_text", "shown_text"]
 
 AGE_REFRESH_MS = 30_000
+MAX_SHOWN_CHARS = 500
+"""Client strings longer than this are cut where they are shown (a URI may be kilobytes long)."""
+_MAX_TIP_SUBSCRIPTIONS = 20
+
+
+def shown_text(text: str, *, limit: int = MAX_SHOWN_CHARS) -> str:
+    """A client-provided string made safe to show: non-printables escaped as in repr(), long ones cut.
+
+    Clients choose their name, version and URIs: control characters, terminal escapes
+    and invisible format characters would otherwise forge or hide text in the views.
+    The model keeps the strings as sent (sends use them); only what is displayed is escaped.
+    """
+    if text.isprintable() and len(text) <= limit:
+        return text
+    escaped = "".join(char if char.isprintable() else repr(char)[1:-1] for char in text[: limit + 1])
+    if len(text) > limit or len(escaped) > limit:
+        return f"{escaped[:limit]}… ({len(text):,} characters)"
+    return escaped
 
 
 def connected_text(connected_at: datetime, now: datetime | None = None) -> str:
@@ -180,20 +198,23 @@ class SessionsModel(QAbstractTableModel):
         column = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
             if column == 0:
-                return row.client
+                return shown_text(row.client, limit=120)
             if column == 1:
-                return row.protocol_version
+                return shown_text(row.protocol_version, limit=40)
             if column == 2:
                 return row.transport
             if column == 3:
                 return connected_text(row.connected_at) if row.connected_at else ""
             if column == self.COLUMN_SUBSCRIPTIONS:
-                return ", ".join(sorted(row.subscriptions)) if row.subscriptions else "—"
+                return shown_text(", ".join(sorted(row.subscriptions))) if row.subscriptions else "—"
         elif role == Qt.ItemDataRole.ToolTipRole:
-            subscriptions = "\n".join(sorted(row.subscriptions)) or "no subscriptions"
-            return (
-                f"Session {row.id}\n{row.client} · {row.transport} · {row.protocol_version}\n{subscriptions}"
-            )
+            listed = sorted(row.subscriptions)
+            subscriptions = "\n".join(shown_text(uri) for uri in listed[:_MAX_TIP_SUBSCRIPTIONS]) or "no subscriptions"
+            if len(listed) > _MAX_TIP_SUBSCRIPTIONS:
+                subscriptions += f"\n… and {len(listed) - _MAX_TIP_SUBSCRIPTIONS} more"
+            parts = (row.client, row.transport, row.protocol_version)
+            about = " · ".join(shown_text(part, limit=120) for part in parts)
+            return f"Session {shown_text(row.id, limit=120)}\n{about}\n{subscriptions}"
         elif role == self.SessionIdRole:
             return row.id
         return None

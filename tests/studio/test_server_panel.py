@@ -14,7 +14,7 @@ from PySide6.QtGui import QGuiApplication
 from resources_qt.server.events import SessionInfo
 from studio.widgets.client_config import client_configurations, server_key, studio_command
 from studio.widgets.server_panel import ServerPanel
-from studio.widgets.sessions_view import SessionsModel, connected_text
+from studio.widgets.sessions_view import SessionsModel, connected_text, shown_text
 
 
 def session(session_id, *, client="inspector", subscriptions=()):
@@ -249,3 +249,19 @@ def test_the_connected_column_fits_its_text(panel):
     view = widget.sessions_view
     text = model.index(0, 3).data()
     assert view.columnWidth(3) >= view.fontMetrics().horizontalAdvance(text) + 8
+
+
+def test_client_strings_are_shown_escaped(panel):
+    _widget, model = panel
+    forged = "evil\x1b[2J\x1b[31mclient\nFAKE LOG LINE\u200b"
+    model.add_session(session("s-1", client=forged, subscriptions={"docs://a\x07b", "x://" + "y" * 9000}))
+    shown = model.index(0, 0).data()
+    assert "\x1b" not in shown and "\n" not in shown and "\u200b" not in shown
+    assert shown.startswith("evil\\x1b[2J\\x1b[31mclient\\nFAKE LOG LINE\\u200b")
+    subscriptions = model.index(0, 4).data()
+    assert "\x07" not in subscriptions and "docs://a\\x07b" in subscriptions and len(subscriptions) < 600
+    tip = model.index(0, 0).data(Qt.ItemDataRole.ToolTipRole)
+    assert "\x1b" not in tip and "docs://a\\x07b" in tip
+    # The model keeps what the client sent: a per-session send uses the real URI.
+    assert "docs://a\x07b" in model.rows()[0].subscriptions
+    assert shown_text("plain://uri") == "plain://uri"

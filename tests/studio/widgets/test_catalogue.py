@@ -164,6 +164,8 @@ def test_entry_icon_is_the_first_local_icon_else_the_kind_icon(qtbot, document):
     model = view.resource_list.model()
     generic = model.index(0, 0).data(Qt.ItemDataRole.DecorationRole)
     document.update_resource("readme", replace(document.spec("readme"), icons=[Icon(data_uri, "image/png")]))
+    # Decoded off the GUI thread: the kind icon shows until the thumbnail arrives.
+    qtbot.waitUntil(lambda: model.index(0, 0).data(Qt.ItemDataRole.DecorationRole).cacheKey() != generic.cacheKey())
     custom = model.index(0, 0).data(Qt.ItemDataRole.DecorationRole)
     assert custom.pixmap(16, 16).toImage().pixelColor(8, 8) == QColor("red")
     assert generic.cacheKey() != custom.cacheKey()

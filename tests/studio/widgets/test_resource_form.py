@@ -151,18 +151,20 @@ def test_icons_table_round_trip_with_thumbnail(qtbot, document, tmp_path):
     data_uri = "data:image/png;base64," + base64.b64encode(bytes(buffer.data())).decode()
     file_icon = tmp_path / "icon.png"
     file_icon.write_bytes(bytes(buffer.data()))
-    icons = [Icon(data_uri, "image/png", ("8x8",)), Icon(str(file_icon)), Icon("https://example.com/i.png")]
+    icons = [Icon(data_uri, "image/png", ("8x8",)), Icon("icon.png"), Icon("https://example.com/i.png")]
     document.update_resource("readme", replace(document.spec("readme"), icons=icons))
+    document.save(tmp_path / "project.toml")  # icon files are shown from the project's folder
     form = make(qtbot, document, "readme")
     table = form.icons_table.table
     assert table.rowCount() == 3
-    assert not table.item(0, 0).icon().isNull() and not table.item(1, 0).icon().isNull()
+    # Decoded off the GUI thread: the thumbnails arrive.
+    qtbot.waitUntil(lambda: not table.item(0, 0).icon().isNull() and not table.item(1, 0).icon().isNull())
     assert table.item(2, 0).icon().isNull()  # remote icons get no thumbnail
     table.item(0, 3).setText("8x8 16x16")
     assert document.peek("readme").icons[0].sizes == ("8x8", "16x16")
     table.selectRow(2)
     form.icons_table.remove_button.click()
-    assert [i.src for i in document.peek("readme").icons] == [data_uri, str(file_icon)]
+    assert [i.src for i in document.peek("readme").icons] == [data_uri, "icon.png"]
 
 
 def test_switching_resources_commits_pending_edits(qtbot, document):
