@@ -1,7 +1,8 @@
 """The GUI benchmarks' child process: `python -m bench.gui_child MODE PROJECT [ARGS]`, prints `RESULT {json}`.
 
 Modes: startup (process start to main window exposed, through studio.cli.main), keystroke (typing
-into the snippet editor), stall-load (heartbeat while 16 clients read), stall-preview (heartbeat while
+into the snippet editor), keystroke-complete (typing words that trigger completion), stall-load
+(heartbeat while 16 clients read), stall-preview (heartbeat while
 the preview shows 10 MB of JSON). Runs under QT_QPA_PLATFORM=offscreen with a private settings home.
 """
 
@@ -81,7 +82,7 @@ class _ExposeWatch(QObject):
 def _catalogue_rows(window: Any) -> int:
     try:
         return len(window.document.names())
-    except Exception:  # noqa: BLE001 - informative only
+    except Exception:
         return -1
 
 
@@ -163,6 +164,73 @@ async def keystroke(app: QApplication, window: Any, count: int) -> None:
            max_ms=ordered[-1], after_burst_max_stall_ms=heartbeat.max_stall_ms, keystrokes=count)
 
 
+# -- keystroke with completion -----------------------------------------------------------------
+
+COMPLETE_WORDS = ["helper_1", "value", "total", "scale", "label", "text", "ResourceContent", "list"]
+NO_COMPLETION_ENV = "BENCH_NO_COMPLETION"
+"""When set, the same typing runs with completion switched off (the baseline to compare with)."""
+
+
+def _key(ch: str) -> Qt.Key:
+    return Qt.Key.Key_Underscore if ch == "_" else Qt.Key(ord(ch.upper()))
+
+
+def _press(editor: Any, key: Qt.Key, text: str) -> float:
+    start = time.perf_counter()
+    for kind in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease):
+        QApplication.sendEvent(editor, QKeyEvent(kind, key, Qt.KeyboardModifier.NoModifier, text))
+    QApplication.processEvents()
+    return (time.perf_counter() - start) * 1000
+
+
+async def keystroke_complete(app: QApplication, window: Any, cycles: int) -> None:
+    """Type words that trigger completion in the middle of the 2,000-line reader, pausing as a typist does.
+
+    Each cycle types a 3-letter prefix, pauses past the trigger debounce (the worker starts jedi on the
+    whole snippet), types three more letters while it computes, then deletes the word. A 5 ms heartbeat
+    runs throughout: its longest gap is the longest the GUI was unresponsive while completions ran.
+    """
+    await _settle(1.0)
+    editor = window.findChild(QPlainTextEdit, "snippetEditor")
+    if editor is None or not hasattr(editor, "completion"):
+        raise RuntimeError("no completing snippetEditor in the main window")
+    editor.completion.enabled = not os.environ.get(NO_COMPLETION_ENV)
+    lines = editor.blockCount()
+    shown: list[int] = []
+    editor.completion.shown.connect(lambda names: shown.append(len(names)))
+    block = editor.document().findBlockByNumber(lines // 2)
+    while block.isValid() and not block.text().startswith("    total = value"):
+        block = block.next()
+    cursor = editor.textCursor()
+    cursor.setPosition(block.position() + block.length() - 1)
+    editor.setTextCursor(cursor)
+    editor.setFocus()
+    times = [_press(editor, Qt.Key.Key_Return, "\r")]
+    heartbeat = Heartbeat(5)
+    heartbeat.start()
+    with _Profiled():
+        for i in range(cycles):
+            word = COMPLETE_WORDS[i % len(COMPLETE_WORDS)]
+            for ch in word[:3]:
+                times.append(_press(editor, _key(ch), ch))
+                await asyncio.sleep(0.025)
+            await asyncio.sleep(0.15)  # past the trigger pause: the worker is computing now
+            for ch in word[3:]:
+                times.append(_press(editor, _key(ch), ch))
+                await asyncio.sleep(0.025)
+            await asyncio.sleep(0.1)
+            for _ in range(len(word)):
+                times.append(_press(editor, Qt.Key.Key_Backspace, ""))
+                await asyncio.sleep(0.01)
+        await asyncio.sleep(1.0)  # answers still in flight, and the debounced snippet check
+    heartbeat.stop()
+    ordered = sorted(times)
+    report(lines=lines, keystrokes=len(times), median_ms=statistics.median(times),
+           p95_ms=ordered[int(len(ordered) * 0.95) - 1], max_ms=ordered[-1], cycles=cycles,
+           popups=len(shown), max_stall_ms=heartbeat.max_stall_ms, stalls_over_100ms=heartbeat.stalls_over(100),
+           stalls_over_50ms=heartbeat.stalls_over(50))
+
+
 # -- stalls -----------------------------------------------------------------------------------
 
 
@@ -237,6 +305,8 @@ def main(argv: list[str]) -> int:
         return startup(project)
     if mode == "keystroke":
         return _run(keystroke, project, int(argv[2]))
+    if mode == "keystroke-complete":
+        return _run(keystroke_complete, project, int(argv[2]))
     if mode == "stall-load":
         return _run(stall_load, project, int(argv[2]), float(argv[3]))
     if mode == "stall-preview":

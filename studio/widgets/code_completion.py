@@ -1,24 +1,29 @@
-"""Completion while typing in the code editor: a QCompleter popup fed by a worker thread that runs jedi.
+"""Completion while typing in the code editor: a QCompleter popup fed by jedi in a completion process.
 
 Typing never waits for jedi: requests go to one shared worker thread, which
-only ever computes the newest request (older ones are dropped unseen), and a
-result is shown only if the cursor is still where it was asked for.
+hands only the newest request to the process (older ones are dropped unseen),
+and a result is shown only if the cursor is still where it was asked for.
 """
 
 from __future__ import annotations
 
+import atexit
 import itertools
+import json
 import logging
+import os
+import subprocess
+import sys
 import threading
 from collections.abc import Sequence
 
 from PySide6.QtCore import QObject, QStringListModel, Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import QAbstractItemView, QCompleter, QPlainTextEdit
 
+from studio.widgets.completion_process import encode_request
 from studio.widgets.completion_source import (
     Candidate,
     CompletionRequest,
-    compute_completions,
     is_completion_point,
     params_key_prefix,
     word_prefix,
@@ -33,7 +38,12 @@ POPUP_ROWS = 10
 
 
 class CompletionWorker(QObject):
-    """One thread computing completions; the newest pending request per owner replaces older ones.
+    """Feeds completion requests to the completion process from one thread; newest request per owner wins.
+
+    The thread blocks on the process's pipe (the GIL is free meanwhile), and
+    requests that were superseded while it waited are never sent. A process
+    that died is started again for the next request. The process ends when
+    this one does (its stdin closes), or on `close`.
 
     Signals:
         completed(object request, list candidates): a request was answered (emitted from the worker
@@ -48,14 +58,17 @@ class CompletionWorker(QObject):
         super().__init__()
         self._pending: dict[int, CompletionRequest] = {}
         self._wake = threading.Condition()
+        self._closed = False
+        self._process: subprocess.Popen[str] | None = None
         self._thread = threading.Thread(target=self._run, name="code-completion", daemon=True)
         self._thread.start()
 
     @classmethod
     def shared(cls) -> CompletionWorker:
-        """The process-wide worker (started on first use; its thread idles on a condition)."""
+        """The process-wide worker (started on first use; closed at interpreter exit)."""
         if cls._shared is None:
             cls._shared = cls()
+            atexit.register(cls._shared.close)
         return cls._shared
 
     def submit(self, request: CompletionRequest) -> None:
@@ -63,20 +76,61 @@ class CompletionWorker(QObject):
             self._pending[request.owner] = request
             self._wake.notify()
 
+    def close(self) -> None:
+        """Stop the thread and the completion process (idempotent)."""
+        with self._wake:
+            self._closed = True
+            self._wake.notify()
+        process = self._process
+        if process is not None and process.poll() is None:
+            if process.stdin is not None:
+                process.stdin.close()
+            try:
+                process.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+    def _start_process(self) -> subprocess.Popen[str]:
+        env = dict(os.environ)
+        # The same modules as this process, wherever they were imported from.
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "studio.widgets.completion_process"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, encoding="utf-8", env=env, bufsize=1,
+        )  # fmt: skip
+        assert process.stdout is not None
+        ready = process.stdout.readline()
+        if not ready:
+            raise OSError(f"the completion process exited ({process.wait()}) before it was ready")
+        logger.debug("completion process %d ready", process.pid)
+        return process
+
+    def _ask(self, request: CompletionRequest) -> list[Candidate]:
+        if self._process is None or self._process.poll() is not None:
+            self._process = self._start_process()
+        process = self._process
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write(encode_request(request) + "\n")
+        process.stdin.flush()
+        answer = process.stdout.readline()
+        if not answer:
+            raise OSError(f"the completion process exited ({process.wait()})")
+        data = json.loads(answer)
+        return [Candidate(str(n), str(k), str(x)) for n, k, x in data.get("candidates", [])]
+
     def _run(self) -> None:
-        try:  # the first jedi call loads its stubs (seconds): pay for it before anyone waits
-            compute_completions(CompletionRequest(0, 0, "import json\njson.d", 2, 6))
-        except Exception:
-            logger.debug("completion warm-up failed", exc_info=True)
         while True:
             with self._wake:
-                while not self._pending:
+                while not self._pending and not self._closed:
                     self._wake.wait()
+                if self._closed:
+                    return
                 _owner, request = self._pending.popitem()
             try:
-                candidates = compute_completions(request)
-            except Exception:
-                logger.exception("completion failed")
+                candidates = self._ask(request)
+            except (OSError, ValueError) as exc:
+                logger.warning("completion unavailable: %s", exc)
                 candidates = []
             self.completed.emit(request, candidates)
 

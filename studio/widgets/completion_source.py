@@ -97,8 +97,11 @@ def is_completion_point(before: str, *, typed: str) -> bool:
 @functools.cache
 def helper_preamble() -> str:
     """Imports that give jedi the helpers every snippet sees (`text`, `blob`, `ResourceContent`, …)."""
-    from resources_qt.snippets.namespace import HELPERS
-
+    try:
+        from resources_qt.snippets.namespace import HELPERS
+    except ImportError as exc:  # completion of plain Python still works without the helpers
+        logger.warning("snippet helpers unavailable to completion: %s", exc)
+        return ""
     lines = []
     for name, value in HELPERS.items():
         module = getattr(value, "__module__", None)

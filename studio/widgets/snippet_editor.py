@@ -80,6 +80,7 @@ class SnippetEditor(QPlainTextEdit):
         self._diagnostic: tuple[int, int, str] | None = None
         self._brackets: tuple[int, ...] = ()
         self._find_matches: list[tuple[int, int]] = []
+        self._gutter_line = -1
         self._loading = False
         self.completion = CodeCompletion(self)
         self._debounce = QTimer(self)
@@ -503,7 +504,10 @@ class SnippetEditor(QPlainTextEdit):
     def _on_cursor_position_changed(self) -> None:
         self._brackets = self._find_bracket_pair()
         self._refresh_selections()
-        self._gutter.update()
+        line = self.textCursor().blockNumber()
+        if line != self._gutter_line:  # the gutter marks the current line's number: repaint only when it moves
+            self._gutter_line = line
+            self._gutter.update()
 
     @Slot()
     def _on_text_changed(self) -> None:

@@ -114,3 +114,31 @@ def test_an_answer_for_a_cursor_that_moved_away_is_dropped(qtbot):
         # Before the answer can arrive (it is queued to this thread), the user goes elsewhere.
         pane.editor.moveCursor(QTextCursor.MoveOperation.Start)
     assert not completion.popup_visible
+
+
+def test_a_completion_process_that_died_is_started_again(qtbot):
+    pane = make_pane(qtbot, "import json\njson.")
+    completion = pane.editor.completion
+    with qtbot.waitSignal(completion.shown, timeout=WAIT_MS):
+        completion.request_now()
+    completion.hide_popup()
+    worker = CompletionWorker.shared()
+    process = worker._process
+    assert process is not None and process.poll() is None
+    process.kill()  # the process this test's worker started, as a crash would end it
+    process.wait()
+    with qtbot.waitSignal(completion.shown, timeout=WAIT_MS) as shown:
+        completion.request_now()
+    assert "dumps" in shown.args[0]
+    assert worker._process is not process and worker._process.poll() is None
+
+
+def test_closing_a_worker_ends_its_process(qtbot):
+    worker = CompletionWorker()
+    request = CompletionRequest(1, 999, "import json\njson.", 2, 5)
+    with qtbot.waitSignal(worker.completed, timeout=WAIT_MS) as answered:
+        worker.submit(request)
+    assert "dumps" in [c.name for c in answered.args[1]]
+    process = worker._process
+    worker.close()
+    assert process is not None and process.poll() is not None

@@ -1,0 +1,66 @@
+"""The completion process: `python -m studio.widgets.completion_process` answers JSON-line requests with jedi.
+
+jedi builds a large parse tree per request; in the GUI process its garbage
+collections alone stalled the event loop for over 100 ms, so it runs here.
+One request per stdin line, one answer per stdout line; end of stdin ends it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from typing import Any
+
+from studio.widgets.completion_source import CompletionRequest, compute_completions
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["decode_request", "encode_request", "main"]
+
+
+def encode_request(request: CompletionRequest) -> str:
+    """One line of JSON for the process (no newline inside: json.dumps escapes it)."""
+    return json.dumps({
+        "id": request.request_id, "owner": request.owner, "source": request.source, "line": request.line,
+        "column": request.column, "prelude": request.prelude, "variables": list(request.variables),
+    })  # fmt: skip
+
+
+def decode_request(line: str) -> CompletionRequest:
+    data: dict[str, Any] = json.loads(line)
+    return CompletionRequest(
+        request_id=int(data["id"]),
+        owner=int(data["owner"]),
+        source=str(data["source"]),
+        line=int(data["line"]),
+        column=int(data["column"]),
+        prelude=str(data.get("prelude", "")),
+        variables=tuple(str(v) for v in data.get("variables", ())),
+    )
+
+
+def main() -> int:
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    try:  # the first jedi call loads its stubs (seconds): pay for it before the first request waits
+        compute_completions(CompletionRequest(0, 0, "import json\njson.d", 2, 6))
+    except Exception:
+        logger.debug("completion warm-up failed", exc_info=True)
+    print(json.dumps({"ready": True}), flush=True)
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            request = decode_request(line)
+            candidates = [[c.name, c.kind, c.suffix] for c in compute_completions(request)]
+            answer: dict[str, Any] = {"id": request.request_id, "candidates": candidates}
+        except Exception as exc:  # a bad request or a jedi failure answers empty; the process carries on
+            logger.warning("completion failed: %s", exc)
+            answer = {"id": None, "candidates": []}
+        sys.stdout.write(json.dumps(answer) + "\n")
+        sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
