@@ -16,6 +16,7 @@ from mcp.shared.exceptions import MCPError
 from resources_qt.collection import Resources
 from resources_qt.errors import ValidationError
 from resources_qt.project import Project
+from resources_qt.project.model import placeholder_reader
 from resources_qt.server.factory import build_server
 from resources_qt.snippets import bind_project, create_pool
 from resources_qt.testing.expectations import SnapshotState, evaluate
@@ -28,6 +29,7 @@ __all__ = [
     "RunError",
     "TestCase",
     "TestResult",
+    "cases_of_resource",
     "collect_tests",
     "run_tests",
     "run_tests_async",
@@ -116,6 +118,22 @@ def select_tests(cases: Sequence[TestCase], pattern: str | None) -> list[TestCas
     if any(char in pattern for char in "*?["):
         return [case for case in cases if fnmatch.fnmatchcase(case.name.casefold(), folded)]
     return [case for case in cases if folded in case.name.casefold()]
+
+
+def cases_of_resource(project: Project, cases: Sequence[TestCase], name: str) -> list[TestCase]:
+    """The cases that test resource `name`: its samples, tests expecting it, and tests whose URI resolves to it.
+
+    Resolution is the server's (the same collection rules), over the
+    project's declarations alone: no reader runs.
+    """
+    resources = Resources()
+    for spec in project.resources:
+        try:
+            resources.add_resource(spec.to_resource(placeholder_reader))
+        except ValidationError:
+            continue  # an unservable declaration resolves nothing, as when served
+    return [case for case in cases
+            if name in (case.sample_of, case.spec.expect.resource, _resolved_name(resources, case.spec.uri))]
 
 
 ResultCallback = Callable[[TestResult], None]
