@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from helpers.resource_tests import CHECKS_PROJECT
-from PySide6.QtCore import QItemSelectionModel, Qt
+from PySide6.QtCore import QItemSelectionModel
 from PySide6.QtWidgets import QPlainTextEdit, QPushButton, QTableView
 from pytestqt.qtbot import QtBot
 
@@ -74,7 +74,7 @@ def test_run_all_runs_off_the_gui_thread_and_shows_failures(qtbot: QtBot, view: 
     view.run_finished.connect(lambda passed, failed: finished.append((passed, failed)))
     view.failing_resources_changed.connect(failing.append)
     with qtbot.waitSignal(view.run_started, timeout=5_000):
-        qtbot.mouseClick(view.run_all_button, Qt.MouseButton.LeftButton)
+        view.run_all_button.click()
     # The click returned while the run goes on: the GUI thread is free.
     assert view.is_running and not view.run_all_button.isEnabled()
     assert "running" in set(_statuses(view).values())
@@ -108,7 +108,7 @@ def test_run_selected_runs_only_those_rows(qtbot: QtBot, view: TestsView) -> Non
                      | QItemSelectionModel.SelectionFlag.Rows)
     assert view.run_selected_button.isEnabled()
     with qtbot.waitSignal(view.run_finished, timeout=RUN_MS) as blocker:
-        qtbot.mouseClick(view.run_selected_button, Qt.MouseButton.LeftButton)
+        view.run_selected_button.click()
     assert blocker.args == [1, 0]
     statuses = _statuses(view)
     assert statuses.pop("profile 42") == PASSED
@@ -119,7 +119,7 @@ def test_run_the_selected_resources_tests(qtbot: QtBot, view: TestsView) -> None
     view.set_current_resource("greeting")
     assert view.run_resource_button.isEnabled()
     with qtbot.waitSignal(view.run_finished, timeout=RUN_MS) as blocker:
-        qtbot.mouseClick(view.run_resource_button, Qt.MouseButton.LeftButton)
+        view.run_resource_button.click()
     assert blocker.args == [2, 1]
     ran = {name: status for name, status in _statuses(view).items() if status != NOT_RUN}
     assert ran == {"greeting says hello": PASSED, "greeting is json": FAILED, "sample: text://greeting": PASSED}
