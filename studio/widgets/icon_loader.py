@@ -228,7 +228,10 @@ class IconLoader(QObject):
         located = locate_icon(src, base_dir=base_dir, allowed=frozenset(self._allowed))
         if located.problem or (not located.data_uri and located.path is None):
             return IconResult(None, located.problem)
-        key = self.key(src, base_dir=base_dir, size=size)
+        try:
+            key = self._key(src, base_dir=base_dir, size=size, located=located)
+        except OSError as exc:
+            return IconResult(None, f"not loaded: {exc.strerror or exc}")
         known = self._results.get(key)
         if known is not None:
             self._results.move_to_end(key)
@@ -238,10 +241,23 @@ class IconLoader(QObject):
             self._pool.start(_LoadTask(key, located, size, self._relay))
         return None
 
+    def key(self, src: str, *, base_dir: str, size: int) -> str:
+        """The name `loaded` announces a result under ("" for icons that are not loaded)."""
+        located = locate_icon(src, base_dir=base_dir, allowed=frozenset(self._allowed))
+        try:
+            return self._key(src, base_dir=base_dir, size=size, located=located)
+        except OSError:
+            return ""
+
     @staticmethod
-    def key(src: str, *, base_dir: str, size: int) -> str:
-        # Long data: URIs are keyed by their hash, so the cache does not hold a second copy.
-        return f"{size}|{base_dir}|{hash(src) if len(src) > 256 else src}"
+    def _key(src: str, *, base_dir: str, size: int, located: _Located) -> str:
+        # A file's key carries its size and time, so an edited or newly created file is loaded
+        # again; long data: URIs are keyed by their hash, so the cache holds no second copy.
+        stamp = ""
+        if located.path is not None:
+            info = located.path.stat()
+            stamp = f"{info.st_size}:{info.st_mtime_ns}"
+        return f"{size}|{base_dir}|{stamp}|{hash(src) if len(src) > 256 else src}"
 
     def wait(self, msecs: int = 30_000) -> bool:
         """Wait for the running decodes (for shutdown and tests); results still arrive by signal."""

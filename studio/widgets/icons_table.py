@@ -33,6 +33,7 @@ THUMB = 24
 _SRC, _MIME, _SIZES = 1, 2, 3
 _MAX_SHOWN_CHARS = 2000
 _SRC_ROLE = Qt.ItemDataRole.UserRole + 1
+"""Which kept source a shortened cell stands for (kept whole: nothing the user wrote is lost)."""
 _PROBLEM_ROLE = Qt.ItemDataRole.UserRole + 2
 _KEY_ROLE = Qt.ItemDataRole.UserRole + 3
 _MIME_BY_SUFFIX = {
@@ -71,6 +72,8 @@ class IconsTable(QWidget):
         super().__init__(parent)
         self._base_dir = ""
         self._loading = False
+        self._long_sources: dict[int, str] = {}
+        self._serial = 0
         self.table = QTableWidget(0, 4, self)
         self.table.setObjectName("iconsTable")
         self.table.setHorizontalHeaderLabels(["", "Source", "MIME type", "Sizes"])
@@ -131,6 +134,7 @@ class IconsTable(QWidget):
         self._loading = True
         try:
             self.table.setRowCount(0)
+            self._long_sources.clear()
             for icon in icons:
                 self._append(icon.src, icon.mime_type or "", " ".join(icon.sizes))
         finally:
@@ -155,8 +159,9 @@ class IconsTable(QWidget):
         item = self.table.item(row, column)
         if item is None:
             return ""
-        whole = item.data(_SRC_ROLE)
-        return (whole if isinstance(whole, str) else item.text()).strip()
+        serial = item.data(_SRC_ROLE) if column == _SRC else None
+        whole = self._long_sources.get(serial) if isinstance(serial, int) else None
+        return (whole if whole is not None else item.text()).strip()
 
     def _append(self, src: str, mime: str, sizes: str) -> int:
         row = self.table.rowCount()
@@ -164,13 +169,15 @@ class IconsTable(QWidget):
         thumb = QTableWidgetItem()
         thumb.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable)
         self.table.setItem(row, 0, thumb)
-        for column, text in ((_SRC, src), (_MIME, mime), (_SIZES, sizes)):
-            self.table.setItem(row, column, QTableWidgetItem(text))
         shown = _display_text(src)
+        for column, text in ((_SRC, shown), (_MIME, mime), (_SIZES, sizes)):
+            self.table.setItem(row, column, QTableWidgetItem(text))
         source = self.table.item(row, _SRC)
         if shown != src and source is not None:
-            source.setText(shown)
-            source.setData(_SRC_ROLE, src)
+            # Kept on the Python side: copying megabytes into Qt strings on every look shows.
+            self._serial += 1
+            self._long_sources[self._serial] = src
+            source.setData(_SRC_ROLE, self._serial)
             # Editing it in a cell would put megabytes into a line edit; it is kept whole and can be removed.
             source.setFlags(source.flags() & ~Qt.ItemFlag.ItemIsEditable)
             source.setToolTip(f"{len(src):,} characters: too long to edit here; kept as written")

@@ -64,9 +64,9 @@ def test_bombs_are_refused_with_a_message_and_the_table_stays_responsive(qtbot, 
     (tmp_path / "bomb.png").write_bytes(png_declaring(100_000, 100_000))
     huge = "data:image/png;base64," + "A" * (40 * 1024 * 1024)
     before = peak_rss_mb()
+    (tmp_path / "ok.png").write_bytes(png_bytes())
     table = make(qtbot, tmp_path)
     table.set_icons([Icon("bomb.svg"), Icon("bomb.png"), Icon(huge, "image/png"), Icon("ok.png")])
-    (tmp_path / "ok.png").write_bytes(png_bytes())
     # The event loop keeps running (the decodes are elsewhere) until every row has its answer.
     qtbot.waitUntil(lambda: all(settled(table, row) for row in range(4)), timeout=20_000)
     assert "100000x100000" in table.thumbnail_problem(0) and f"{MAX_DIMENSION}x{MAX_DIMENSION}" in (
@@ -107,6 +107,16 @@ def test_only_files_under_the_project_folder_are_shown_unless_chosen(qtbot, tmp_
     table.add_chosen_file(str(elsewhere / "secret.png"))
     qtbot.waitUntil(lambda: settled(table, 6))
     assert not table.table.item(6, 0).icon().isNull() and table.icons()[6].src == str(elsewhere / "secret.png")
+
+
+def test_a_missing_file_is_marked_and_shown_once_it_exists(qtbot, tmp_path: Path):
+    table = make(qtbot, tmp_path)
+    table.set_icons([Icon("later.png")])
+    assert "No such file" in table.thumbnail_problem(0)
+    (tmp_path / "later.png").write_bytes(png_bytes())
+    table.set_icons([Icon("later.png")])
+    qtbot.waitUntil(lambda: settled(table, 0))
+    assert table.thumbnail_problem(0) == "" and not table.table.item(0, 0).icon().isNull()
 
 
 def test_decoding_goes_straight_to_thumbnail_size():
