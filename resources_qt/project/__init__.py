@@ -1,5 +1,6 @@
-"""Project files: one readable TOML file holding the server settings, a prelude and the resources."""
+"""Project files: one readable TOML file holding the server settings, a prelude, the resources and their tests."""
 
+from resources_qt.project.atomic import write_atomic
 from resources_qt.project.loader import load_project, loads_project
 from resources_qt.project.model import FORMAT_VERSION, Project, ProjectError, ResourceSpec, ServerSettings
 from resources_qt.project.writer import dumps_project, save_project
@@ -14,4 +15,5 @@ __all__ = [
     "load_project",
     "loads_project",
     "save_project",
+    "write_atomic",
 ]

@@ -38,7 +38,7 @@ _NESTED = re.compile(
     rf"""(?<![\[{{])[\[{{](?:[ \t\r\n]*+(?:{_PART}[ \t]*+=[ \t]*+)?[\[{{]){{{MAX_NESTING}}}"""
 )
 # What is not TOML structure: comments and strings, so a snippet's `a.b.c` never counts.
-_NOT_STRUCTURE = re.compile(
+NOT_STRUCTURE = re.compile(
     r"""#[^\n]*+|'''.*?'''(?:'{0,2})|\"\"\"(?:[^\\]|\\.)*?\"\"\"(?:"{0,2})|'[^'\n]*+'|"(?:[^"\\\n]|\\.)*+\"""",
     re.DOTALL,
 )
@@ -96,7 +96,7 @@ def _first_structural(pattern: re.Pattern[str], text: str) -> int | None:
     if candidate is None:
         return None
     # Rare: only a real bomb, or a string that looks like one, gets here; one linear pass sorts them out.
-    spans = _NOT_STRUCTURE.finditer(text)
+    spans = NOT_STRUCTURE.finditer(text)
     span = next(spans, None)
     while candidate is not None:
         pos = candidate.start()

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from resources_qt.errors import ValidationError
+from resources_qt.project.layout import build_layout
 from resources_qt.project.limits import MAX_FILE_BYTES, check_file_size, check_text
 from resources_qt.project.model import (
     FORMAT_VERSION,
@@ -22,10 +23,11 @@ from resources_qt.project.model import (
 )
 from resources_qt.resource import Annotations, CacheHint, Icon
 from resources_qt.templates import compile_template
+from resources_qt.testing.spec import TestSpec, TestSpecError, parse_tests
 
-__all__ = ["load_project", "loads_project"]
+__all__ = ["load_project", "loads_project", "read_resource_table", "read_server_table"]
 
-_TOP_KEYS = {"format", "server", "prelude", "resources"}
+_TOP_KEYS = {"format", "server", "prelude", "resources", "tests"}
 _SERVER_KEYS = set(ServerSettings.__dataclass_fields__)
 _SERVER_INTS = (
     "workers",
@@ -89,7 +91,20 @@ def loads_project(text: str, *, source: str = "<project>", strict: bool = True) 
         raise ProjectError(f"invalid TOML: {message}", source=source, line=line) from exc
     except RecursionError as exc:
         raise ProjectError("invalid TOML: nested too deeply", source=source) from exc
-    return _Loader(text, source, strict=strict).parse(data)
+    project = _Loader(text, source, strict=strict).parse(data)
+    # Kept so a save rewrites only what changed; the scan is linear and skipped for odd layouts.
+    project.layout = build_layout(text, project)
+    return project
+
+
+def read_resource_table(raw: Any) -> ResourceSpec:
+    """One parsed `[[resources]]` table as a spec, types checked but not whether it can serve."""
+    return _read_resource(raw)
+
+
+def read_server_table(raw: Any) -> ServerSettings:
+    """A parsed `[server]` table as settings, types checked but not ranges."""
+    return _parse_server(raw, check=False)
 
 
 class _Loader:
@@ -169,7 +184,22 @@ class _Loader:
                 )
             names[spec.name] = index
             keys[spec.key] = index
-        return Project(server=server, prelude=prelude, resources=resources)
+        return Project(server=server, prelude=prelude, resources=resources, tests=self._tests(data))
+
+    def _tests(self, data: dict[str, Any]) -> list[TestSpec]:
+        if "tests" not in data:
+            return []
+        try:
+            return parse_tests(data["tests"])
+        except TestSpecError as exc:
+            line: int | None
+            if exc.index < len(self.where.tests):
+                header, keys = self.where.tests[exc.index]
+                line = keys.get(exc.key, header) if exc.key is not None else header
+            else:
+                line = self.where.top.get("tests") or self.where.table_line("tests")
+            at = f"tests[{exc.index}].{exc.key}" if exc.key else f"tests[{exc.index}]"
+            raise self.fail(exc.message, line, field=at) from exc
 
     def _server(self, raw: Any) -> ServerSettings:
         if not isinstance(raw, dict):
@@ -219,7 +249,7 @@ def _expect(value: Any, kind: type | tuple[type, ...], key: str, what: str | Non
     return value
 
 
-def _parse_server(data: dict[str, Any]) -> ServerSettings:
+def _parse_server(data: dict[str, Any], *, check: bool = True) -> ServerSettings:
     unknown = set(data) - _SERVER_KEYS
     if unknown:
         raise _field_error(
@@ -239,7 +269,7 @@ def _parse_server(data: dict[str, Any]) -> ServerSettings:
     for key in ("reader_timeout", "session_idle_timeout"):
         if key in data:
             setattr(settings, key, float(_expect(data[key], (float, int), key)))
-    problem = settings.problem()
+    problem = settings.problem() if check else None
     if problem is not None:
         raise _field_error(*problem)
     return settings
@@ -394,6 +424,7 @@ class _Locations:
     tables: dict[str, int] = field(default_factory=dict)
     server: dict[str, int] = field(default_factory=dict)
     resources: list[tuple[int, dict[str, int]]] = field(default_factory=list)
+    tests: list[tuple[int, dict[str, int]]] = field(default_factory=list)
 
     def table_line(self, name: str) -> int | None:
         return self.tables.get(name)
@@ -436,15 +467,16 @@ def _locate(text: str) -> _Locations:
                 header = _HEADER.match(rest)
                 name = header.group(1).replace(" ", "") if header else ""
                 found.tables.setdefault(name, line)
-                if rest.startswith("[[") and name == "resources":
+                if rest.startswith("[[") and name in ("resources", "tests"):
                     current = {}
-                    found.resources.append((line, current))
+                    (found.resources if name == "resources" else found.tests).append((line, current))
                 elif name == "server":
                     current = found.server
                 else:
-                    if name.startswith("resources.") and found.resources:
-                        # A sub-table of the current resource, e.g. [[resources.icons]].
-                        found.resources[-1][1].setdefault(name.split(".")[1], line)
+                    entries = found.resources if name.startswith("resources.") else found.tests
+                    if name.startswith(("resources.", "tests.")) and entries:
+                        # A sub-table of the current entry, e.g. [[resources.icons]] or [tests.expect].
+                        entries[-1][1].setdefault(name.split(".")[1], line)
                     current = {}
             else:
                 key = _KEY.match(rest)

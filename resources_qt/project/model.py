@@ -7,10 +7,14 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from resources_qt.errors import ValidationError
 from resources_qt.resource import Annotations, CacheHint, Icon, Reader, Resource
+from resources_qt.testing.spec import TestSpec
+
+if TYPE_CHECKING:
+    from resources_qt.project.layout import Layout
 
 __all__ = [
     "CACHE_TTL_MAX_MS",
@@ -233,12 +237,20 @@ def _fails(spec: ResourceSpec) -> bool:
 
 @dataclass
 class Project:
-    """A whole project: settings, the shared prelude and the resources in file order."""
+    """A whole project: settings, the shared prelude, the resources and the resource tests, in file order."""
 
     server: ServerSettings = field(default_factory=ServerSettings)
     prelude: str = ""
     resources: list[ResourceSpec] = field(default_factory=list)
     path: Path | None = None
+    tests: list[TestSpec] = field(default_factory=list)
+    """The `[[tests]]` entries: reads and what they must answer (see `resources_qt.testing`)."""
+    layout: Layout | None = field(default=None, repr=False, compare=False)
+    """How the file it was read from (or last saved to) is laid out, so a save keeps comments and style.
+
+    Set by the loader and the writer; None for a project built in code (it is
+    written in the standard layout).
+    """
 
     def find(self, name: str) -> ResourceSpec | None:
         return next((spec for spec in self.resources if spec.name == name), None)

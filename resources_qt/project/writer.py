@@ -1,208 +1,389 @@
-"""Saving project files: a stable, readable TOML layout, written atomically."""
+"""Saving project files: what changed is rewritten in place (comments, order and style kept), atomically."""
 
 from __future__ import annotations
 
 import logging
-import math
 import os
-import re
-import stat
-import tempfile
-from collections.abc import Mapping, Sequence
+import tomllib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from resources_qt.errors import ValidationError
-from resources_qt.project.model import FORMAT_VERSION, Project, ResourceSpec, ServerSettings
+import tomlkit
+from tomlkit import items
+from tomlkit.container import Container
 
-__all__ = ["dumps_project", "save_project"]
+from resources_qt.errors import ValidationError
+from resources_qt.project import render
+from resources_qt.project.atomic import write_atomic
+from resources_qt.project.layout import Group, Layout
+from resources_qt.project.loader import read_resource_table, read_server_table
+from resources_qt.project.model import Project, ResourceSpec, ServerSettings
+from resources_qt.testing.spec import TestSpec, TestSpecError, parse_test
+
+__all__ = ["dumps_project", "render_project", "save_project"]
 
 logger = logging.getLogger(__name__)
 
-
-_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
-_LITERAL_UNSAFE = re.compile(r"'''|[\x00-\x08\x0b-\x1f\x7f]|\r")
-
-
-def _string(value: str) -> str:
-    out = ['"']
-    for ch in value:
-        code = ord(ch)
-        if ch == '"':
-            out.append('\\"')
-        elif ch == "\\":
-            out.append("\\\\")
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif code < 0x20 or code == 0x7F:
-            out.append(f"\\u{code:04x}")
-        elif 0xD800 <= code <= 0xDFFF:
-            # TOML (and UTF-8) cannot carry a lone surrogate; refuse before anything is written.
-            raise ValidationError(
-                f"cannot save the string {value[:40]!r}: it holds a lone surrogate U+{code:04X}"
-            )
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
-
-
-def _value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "nan"
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        return repr(value)
-    if isinstance(value, str):
-        return _string(value)
-    if isinstance(value, Mapping):
-        body = ", ".join(f"{_key(k)} = {_value(v)}" for k, v in value.items())
-        return "{ " + body + " }" if body else "{}"
-    if isinstance(value, Sequence):
-        return "[" + ", ".join(_value(v) for v in value) + "]"
-    raise TypeError(f"cannot write {type(value).__name__} to TOML")
-
-
-def _key(key: str) -> str:
-    return key if _BARE_KEY.match(key) else _string(key)
-
-
-def _block(value: str) -> str:
-    """A snippet as a multi-line literal string when it can be one, so it reads as code."""
-    if "\n" in value and not _LITERAL_UNSAFE.search(value) and not value.endswith("'"):
-        return "'''\n" + value + "'''"
-    return _string(value)
+_RESOURCE_EMPTY: dict[str, Any] = {
+    "name": "",
+    "title": "",
+    "description": "",
+    "uri": "",
+    "uri_template": "",
+    "mime_type": "",
+    "size": None,
+    "samples": [],
+    "icons": [],
+    "annotations": {},
+    "completions": {},
+    "cache": None,
+    "unchecked_values": False,
+    "complete": "",
+    "reader": "",
+}
 
 
 def dumps_project(project: Project) -> str:
-    """The project as TOML, in a stable key order; loading the result gives the same project."""
-    lines = [f"format = {FORMAT_VERSION}"]
-    # Top-level keys must come before the first table, or they would belong to it.
-    if project.prelude:
-        lines += ["", f"prelude = {_block(project.prelude)}"]
-    lines += ["", "[server]"]
-    defaults = ServerSettings()
-    for key in ServerSettings.__dataclass_fields__:
-        value = getattr(project.server, key)
-        if key == "name" or (value != getattr(defaults, key) and value is not None):
-            lines.append(f"{key} = {_value(value)}")
-    for spec in project.resources:
-        lines += ["", "[[resources]]", *_resource_lines(spec)]
-    return "\n".join(lines) + "\n"
+    """The project as TOML; loading the result gives the same project.
+
+    A project read from a file is written in that file's layout: parts that
+    did not change come out byte for byte, changed values are replaced where
+    they stand (their comments kept), removed entries dropped, new ones added
+    in the standard layout. A project built in code gets the standard layout.
+    """
+    return render_project(project)[0]
 
 
-def _resource_lines(spec: ResourceSpec) -> list[str]:
-    out: list[str] = []
-    for key in ("name", "title", "description", "uri", "uri_template", "mime_type"):
-        value = getattr(spec, key)
-        if value or key == "name":
-            out.append(f"{key} = {_value(value)}")
-    if spec.size is not None:
-        out.append(f"size = {spec.size}")
-    if spec.samples:
-        out.append(f"samples = {_value(spec.samples)}")
-    if spec.icons:
-        icons = []
-        for icon in spec.icons:
-            entry: dict[str, Any] = {"src": icon.src}
-            if icon.mime_type:
-                entry["mime_type"] = icon.mime_type
-            if icon.sizes:
-                entry["sizes"] = list(icon.sizes)
-            icons.append(entry)
-        out.append(f"icons = {_value(icons)}")
-    if spec.annotations is not None and not spec.annotations.is_empty:
-        ann: dict[str, Any] = {}
-        if spec.annotations.audience:
-            ann["audience"] = list(spec.annotations.audience)
-        if spec.annotations.priority is not None:
-            ann["priority"] = spec.annotations.priority
-        if spec.annotations.last_modified:
-            ann["last_modified"] = spec.annotations.last_modified
-        out.append(f"annotations = {_value(ann)}")
-    if spec.completions:
-        out.append(f"completions = {_value(spec.completions)}")
-    if spec.cache is not None:
-        out.append(f"cache = {_value({'ttl_ms': spec.cache.ttl_ms, 'scope': spec.cache.scope})}")
-    if spec.unchecked_values:
-        out.append("unchecked_values = true")
-    if spec.complete:
-        out.append(f"complete = {_block(spec.complete)}")
-    if spec.reader:
-        out.append(f"reader = {_block(spec.reader)}")
-    return out
+def render_project(project: Project) -> tuple[str, Layout]:
+    """The TOML text and its layout (what `save_project` stores on the project for the next save)."""
+    return _Renderer(project).run()
 
 
 def save_project(project: Project, path: str | os.PathLike[str] | None = None) -> Path:
-    """Write the project atomically (temporary file, fsync, rename); returns the path written.
+    """Write the project atomically (see `write_atomic`); returns the path written.
 
     A crash or error during the save leaves either the old file or the new
     one, never a truncated mix, and no temporary file behind. The file keeps
-    the permissions of the one it replaces; a symlink stays a symlink.
+    its mode and owner; a symlink stays a symlink (a dangling one is refused).
 
     Raises:
         ValidationError: the project has no path yet, or holds a string TOML
             cannot carry (-32602); nothing is written then.
+        ProjectError: the path is a dangling symlink or a folder.
         OSError: the directory or disk refused the write; the old file is intact.
     """
     target = Path(path) if path is not None else project.path
     if target is None:
         raise ValidationError("The project has no file name yet; give a path to save it to")
-    data = dumps_project(project).encode("utf-8")
-    # Write through a symlink to the file it points at, as an editor should.
-    real = Path(os.path.realpath(target))
-    real.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tmp", dir=real.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            # mkstemp creates 0600; keep the mode the user had (or the umask default).
-            os.fchmod(handle.fileno(), _file_mode(real))
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, real)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
-    _fsync_dir(real.parent)
+    text, layout = render_project(project)
+    data = text.encode("utf-8")
+    write_atomic(target, data)
     project.path = target
+    project.layout = layout
     logger.info("Saved project %s (%d resources, %d bytes)", target, len(project.resources), len(data))
     return target
 
 
-def _file_mode(path: Path) -> int:
-    try:
-        return stat.S_IMODE(os.stat(path).st_mode)
-    except OSError:
-        pass
-    umask = 0o022
-    try:
-        # Reading the umask via os.umask() would briefly change it for every thread.
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    umask = int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    return 0o666 & ~umask
+@dataclass
+class _Piece:
+    kind: str
+    text: str
+    fingerprint: str
+    name: str = ""
+    address: str = ""
+    body: str = ""
+    fresh: bool = False
 
 
-def _fsync_dir(directory: Path) -> None:
-    # The rename is durable only once the directory entry is on disk.
+class _Renderer:
+    """Builds the file from the old layout's texts and the model, one top-level table at a time."""
+
+    def __init__(self, project: Project) -> None:
+        self._project = project
+        self._layout = project.layout
+        self._pieces: list[_Piece] = []
+
+    def run(self) -> tuple[str, Layout]:
+        project, layout = self._project, self._layout
+        self._top()
+        emitted: set[str] = set()
+        if layout is not None:
+            for group in layout.groups:
+                if group.kind not in emitted:
+                    emitted.add(group.kind)
+                    self._emit_kind(group.kind)
+        if "server" not in emitted and (layout is None or project.server != ServerSettings()):
+            self._emit_kind("server")
+        for kind in ("resources", "tests"):
+            if kind not in emitted:
+                self._emit_kind(kind)
+        text = "".join(piece.text for piece in self._pieces)
+        if layout is not None:
+            # Keep the file's own ending (a final newline or not) whatever was added or removed.
+            old = (layout.groups[-1] if layout.groups else layout.top).text
+            last = self._pieces[-1]
+            if last.text.rstrip("\n"):
+                last.text = last.text.rstrip("\n") + old[len(old.rstrip("\n")) :]
+            text = "".join(piece.text for piece in self._pieces)
+        groups = tuple(
+            Group(p.kind, p.text, p.fingerprint, name=p.name, address=p.address, body=p.body)
+            for p in self._pieces[1:]
+        )
+        top = self._pieces[0]
+        return text, Layout(top=Group("top", top.text, top.fingerprint), groups=groups)
+
+    # -- pieces ----------------------------------------------------------------
+
+    def _add(self, piece: _Piece, *, fresh: bool) -> None:
+        piece.fresh = fresh
+        if self._pieces:
+            before = self._pieces[-1]
+            if not before.text.endswith("\n"):
+                before.text += "\n"
+            if (fresh or before.fresh) and not before.text.endswith("\n\n"):
+                # A new table is set off by a blank line, as in the standard layout.
+                before.text += "\n"
+        self._pieces.append(piece)
+
+    def _top(self) -> None:
+        project = self._project
+        fingerprint = render.top_text(project)
+        old = self._layout.top if self._layout is not None else None
+        if old is None:
+            self._add(_Piece("top", fingerprint, fingerprint), fresh=False)
+            return
+        text = old.text if old.fingerprint == fingerprint else self._edit_top(old.text)
+        self._add(_Piece("top", text, fingerprint), fresh=False)
+
+    def _edit_top(self, old: str) -> str:
+        prelude = self._project.prelude
+        entries = {"format": 1, **({"prelude": prelude} if prelude else {})}
+        full = {"format": 1, "prelude": prelude}
+
+        def check(text: str) -> bool:
+            data = tomllib.loads(text)
+            return data.get("prelude", "") == prelude and data.get("format") == 1
+
+        if prelude and "prelude" not in tomllib.loads(old):
+            # A new prelude goes below what is there, after a blank line, as in the standard layout.
+            stripped = old.rstrip("\n")
+            tail = old[len(stripped) :] or "\n"
+            text = f"{stripped}\n\nprelude = {render.block(prelude)}{tail}"
+            return text if check(text) else render.top_text(self._project)
+        edited = _edit(
+            old, lambda doc: _apply(doc, entries, full=full, order=["format", "prelude"]), check, what="the top"
+        )
+        return edited if edited is not None else render.top_text(self._project)
+
+    def _emit_kind(self, kind: str) -> None:
+        if kind == "server":
+            self._emit_server()
+        elif kind == "resources":
+            olds = self._layout.of_kind("resources") if self._layout is not None else []
+            for spec, old in zip(self._project.resources, _match(olds, self._project.resources), strict=True):
+                self._emit_resource(spec, old)
+        elif kind == "tests":
+            olds = self._layout.of_kind("tests") if self._layout is not None else []
+            for test, old in zip(self._project.tests, _match_tests(olds, self._project.tests), strict=True):
+                self._emit_test(test, old)
+
+    def _emit_server(self) -> None:
+        server = self._project.server
+        fingerprint = render.server_text(server)
+        olds = self._layout.of_kind("server") if self._layout is not None else []
+        text = None
+        if olds and olds[0].fingerprint == fingerprint:
+            text = olds[0].text
+        elif olds:
+            full = {name: getattr(server, name) for name in ServerSettings.__dataclass_fields__}
+            entries = render.server_entries(server)
+
+            def check(edited: str) -> bool:
+                return read_server_table(tomllib.loads(edited)["server"]) == server
+
+            text = _edit(
+                olds[0].text,
+                lambda doc: _apply(_table(doc["server"]), entries, full=full, order=list(full)),
+                check,
+                what="[server]",
+            )
+        self._add(_Piece("server", text or fingerprint, fingerprint), fresh=text is None)
+
+    def _emit_resource(self, spec: ResourceSpec, old: Group | None) -> None:
+        fingerprint = render.resource_text(spec)
+        text = None
+        if old is not None and old.fingerprint == fingerprint:
+            text = old.text
+        elif old is not None:
+            entries = render.resource_entries(spec)
+            full = {**_RESOURCE_EMPTY, **entries}
+
+            def check(edited: str) -> bool:
+                return read_resource_table(tomllib.loads(edited)["resources"][0]) == spec
+
+            def edit(doc: tomlkit.TOMLDocument) -> None:
+                _apply(_entry(doc, "resources"), entries, full=full, order=render.RESOURCE_ORDER, same=_same_resource)
+
+            text = _edit(
+                old.text,
+                edit,
+                check,
+                what=f"resource {spec.name!r}",
+            )
+        piece = _Piece("resources", text or fingerprint, fingerprint, spec.name, spec.key, spec.reader)
+        self._add(piece, fresh=text is None)
+
+    def _emit_test(self, test: TestSpec, old: Group | None) -> None:
+        fingerprint = render.test_text(test)
+        text = None
+        if old is not None and old.fingerprint == fingerprint:
+            text = old.text
+        elif old is not None:
+            entries = render.test_entries(test)
+
+            def check(edited: str) -> bool:
+                try:
+                    return parse_test(tomllib.loads(edited)["tests"][0]) == test
+                except TestSpecError:
+                    return False
+
+            text = _edit(
+                old.text,
+                lambda doc: _apply(_entry(doc, "tests"), entries, full=entries, order=list(entries)),
+                check,
+                what=f"test {test.name!r}",
+            )
+        self._add(_Piece("tests", text or fingerprint, fingerprint, test.name, test.uri), fresh=text is None)
+
+
+def _match(olds: Sequence[Group], specs: Sequence[ResourceSpec]) -> list[Group | None]:
+    """Which old table each resource was: same name, else same address, else same reader (a rename)."""
+    return _pair(olds, [(spec.name, spec.key, spec.reader) for spec in specs])
+
+
+def _match_tests(olds: Sequence[Group], tests: Sequence[TestSpec]) -> list[Group | None]:
+    return _pair(olds, [(test.name, test.uri, "") for test in tests])
+
+
+def _pair(olds: Sequence[Group], wanted: Sequence[tuple[str, str, str]]) -> list[Group | None]:
+    result: list[Group | None] = [None] * len(wanted)
+    free = list(olds)
+    for attr, position in (("name", 0), ("address", 1), ("body", 2)):
+        index: dict[str, list[Group]] = {}
+        for group in free:
+            value = getattr(group, attr)
+            if value:
+                index.setdefault(value, []).append(group)
+        for i, keys in enumerate(wanted):
+            if result[i] is None and keys[position] and index.get(keys[position]):
+                group = index[keys[position]].pop(0)
+                result[i] = group
+                free.remove(group)
+    return result
+
+
+# -- editing one table with tomlkit ------------------------------------------------------
+
+
+def _edit(
+    old: str, edit: Callable[[tomlkit.TOMLDocument], None], check: Callable[[str], bool], *, what: str
+) -> str | None:
+    """`old` edited in place, or None (standard layout then) when the edit would not load back as the model."""
     try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+        doc = tomlkit.parse(old)
+        edit(doc)
+        text = doc.as_string()
+        if check(text):
+            return text
+    except ValidationError:
+        raise
+    except Exception:  # a tomlkit quirk must never cost the save; the standard layout is always right
+        logger.warning("Rewrote %s in the standard layout: editing it in place failed", what, exc_info=True)
+        return None
+    logger.warning("Rewrote %s in the standard layout: the edited text did not load back the same", what)
+    return None
+
+
+def _table(item: Any) -> items.Table | items.InlineTable:
+    if not isinstance(item, items.Table | items.InlineTable):
+        raise TypeError(f"expected a table, found {type(item).__name__}")
+    return item
+
+
+def _entry(doc: tomlkit.TOMLDocument, kind: str) -> items.Table:
+    array = doc[kind]
+    if not isinstance(array, items.AoT) or len(array) != 1:
+        raise TypeError(f"expected one [[{kind}]] entry")
+    return array[0]
+
+
+def _apply(
+    table: items.Table | items.InlineTable | tomlkit.TOMLDocument,
+    entries: Mapping[str, Any],
+    *,
+    full: Mapping[str, Any],
+    order: Sequence[str],
+    same: Callable[[str, Any, Any], bool] = lambda _name, old, new: bool(old == new),
+) -> None:
+    """Make `table` hold `entries`: equal values untouched, changed ones replaced in place, others removed."""
+    for name in list(table.keys()):
+        current = table[name]
+        if same(name, render.plain(current.unwrap() if isinstance(current, items.Item) else current), full.get(name)):
+            continue
+        if name not in entries:
+            del table[name]
+            continue
+        wanted = entries[name]
+        if isinstance(wanted, Mapping) and isinstance(current, items.Table | items.InlineTable):
+            _apply(current, wanted, full=wanted, order=list(wanted))
+        elif isinstance(current, items.AoT | items.Table):
+            del table[name]
+        else:
+            table[name] = _item(name, wanted, like=current)
+    known = [name for name in order if name in entries] + [name for name in entries if name not in order]
+    for position, name in enumerate(known):
+        if name in table:
+            continue
+        item = _item(name, entries[name], like=None)
+        before = next((k for k in reversed(known[:position]) if k in table), None)
+        container = _container(table)
+        if before is not None:
+            container._insert_after(before, name, item)
+        else:
+            after = next((k for k in known[position + 1 :] if k in table), None)
+            if after is None:
+                table.add(name, item)
+            else:
+                container._insert_at(_body_index(container, after), name, item)
+
+
+def _same_resource(name: str, old: Any, new: Any) -> bool:
+    """Equal as the loader reads them: a cache hint without a scope is private."""
+    if name == "cache" and isinstance(old, dict) and isinstance(new, dict):
+        return {"ttl_ms": 0, "scope": "private", **old} == new
+    return bool(old == new)
+
+
+def _container(table: items.Table | items.InlineTable | tomlkit.TOMLDocument) -> Container:
+    return table if isinstance(table, Container) else table.value
+
+
+def _body_index(container: Container, name: str) -> int:
+    for index, (key, _value) in enumerate(container.body):
+        if key is not None and key.key == name:
+            return index
+    raise KeyError(name)
+
+
+def _item(name: str, wanted: Any, *, like: Any) -> items.Item:
+    """The new value as a tomlkit item, in the style of the value it replaces where that can hold it."""
+    text = render.render_key(name, wanted)
+    if isinstance(wanted, str) and isinstance(like, items.String) and name not in render.BLOCK_KEYS:
+        one_line = "\n" not in wanted and "\r" not in wanted
+        if like.type is items.StringType.SLL and one_line and "'" not in wanted and wanted.isprintable():
+            text = f"'{wanted}'"
+        elif like.type.is_multiline() and not one_line:
+            text = render.block(wanted)
+    return tomlkit.value(text)

@@ -234,7 +234,7 @@ def test_snippets_are_written_as_readable_blocks() -> None:
     assert "reader = '''\ndef read(uri, params):\n    return \"a\\tb\"\n'''\n" in text
 
 
-ODD_TEXT = st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=40) | st.sampled_from(
+ODD_TEXT = st.text(alphabet=st.characters(exclude_categories=["Cs"]), max_size=40) | st.sampled_from(
     ODD_STRINGS
 )
 NAME = ODD_TEXT.filter(lambda s: s.strip() != "")
