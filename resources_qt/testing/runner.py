@@ -205,9 +205,10 @@ async def run_tests_async(
             url = server.start_http("127.0.0.1", 0)
         except (ValidationError, OSError, RuntimeError, ValueError) as exc:
             raise RunError(f"cannot serve the project: {exc}") from exc
-        # Workers start in the background and reads queue until they are up; only a
-        # timed read waits for them first, so its time does not include their start.
+        # Workers start in the background while the server starts; reads would queue until
+        # they are up anyway, and waiting here keeps their start out of every read's time.
         ready = asyncio.ensure_future(asyncio.to_thread(pool.wait_ready, _WORKERS_READY_TIMEOUT))
+        await asyncio.gather(ready, return_exceptions=True)
         read_timeout = project.server.reader_timeout + 10.0
         for era in eras:
             if cancelled is not None and cancelled.is_set():
