@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from PySide6.QtCore import QByteArray, QEvent, QMimeData, Qt, QTimer, Slot
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QPixmap, QShowEvent
@@ -730,6 +731,11 @@ class MainWindow(QMainWindow):
 
     @Slot(str)
     def _on_server_started(self, url: str) -> None:
+        if self._transport is not None and self._transport[1] == 0 and url.startswith("http"):
+            # "Any free port" was asked for: a restart keeps the one clients were given.
+            bound = urlsplit(url).port
+            if bound:
+                self._transport = (self._transport[0], bound, self._transport[2])
         self._server_url = url
         self._server_failure = ""
         self.server_panel.set_running(url)

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication, QStyleFactory
 
+from studio.widgets.editor_theme import style_for_palette
+
 logger = logging.getLogger(__name__)
 
 __all__ = [
@@ -161,8 +163,8 @@ def is_dark(palette: QPalette) -> bool:
 
 
 def pygments_style(palette: QPalette) -> str:
-    """The pygments style for content views: the same rule as the code editor (dark base, dark style)."""
-    return "github-dark" if is_dark(palette) else "default"
+    """The pygments style for highlighted views: the code editor's rule (a dark style on a dark base)."""
+    return style_for_palette(palette)
 
 
 @dataclass(frozen=True, slots=True)

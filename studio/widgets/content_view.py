@@ -9,6 +9,7 @@ on a worker thread, and the view fills in when the result arrives, so a
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import logging
@@ -20,6 +21,7 @@ from pathlib import Path
 from PySide6.QtCore import (
     QAbstractTableModel,
     QByteArray,
+    QEvent,
     QModelIndex,
     QObject,
     QPersistentModelIndex,
@@ -29,7 +31,7 @@ from PySide6.QtCore import (
     Signal,
     Slot,
 )
-from PySide6.QtGui import QFontDatabase, QImage, QPainter, QPixmap, QTextCursor
+from PySide6.QtGui import QFontDatabase, QImage, QPainter, QPalette, QPixmap, QTextCursor
 from PySide6.QtSvg import QSvgRenderer
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -46,6 +48,7 @@ from PySide6.QtWidgets import (
 )
 
 from resources_qt.content import ResourceContent
+from studio.theme import status_colors
 from studio.widgets.highlighter import SpanHighlighter, Spans, lex_spans, lexer_for_mime
 
 logger = logging.getLogger(__name__)
@@ -335,14 +338,10 @@ class _Relay(QObject):
     finished = Signal(object)
 
 
-_relay: _Relay | None = None
-
-
+@functools.cache
 def _get_relay() -> _Relay:
-    global _relay
-    if _relay is None:
-        _relay = _Relay()
-    return _relay
+    """One relay for the process, made on first use (on the GUI thread, so it lives there)."""
+    return _Relay()
 
 
 class ContentView(QWidget):
@@ -357,6 +356,7 @@ class ContentView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("contentView")
+        self._apply_colors()
         self._content: ResourceContent | None = None
         self._prepared: Prepared | None = None
         self._future: Future[Prepared] | None = None
@@ -364,7 +364,6 @@ class ContentView(QWidget):
 
         self.info_label = QLabel(self)
         self.info_label.setObjectName("contentInfo")
-        self.info_label.setStyleSheet("color: #555;")
         self.toggle_button = QPushButton("Source", self)
         self.toggle_button.setToolTip("Switch between the rendered view and the source text")
         self.toggle_button.setObjectName("contentToggle")
@@ -375,7 +374,6 @@ class ContentView(QWidget):
         self.note_label = QLabel(self)
         self.note_label.setObjectName("contentNote")
         self.note_label.setWordWrap(True)
-        self.note_label.setStyleSheet("color: #8a6d3b;")
         self.note_label.hide()
 
         self.stack = QStackedWidget(self)
@@ -403,9 +401,6 @@ class ContentView(QWidget):
         self.image_label = QLabel(self)
         self.image_label.setObjectName("contentImage")
         self.image_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.image_label.setStyleSheet(
-            "background: qlineargradient(x1:0, y1:0, x2:1, y2:1, stop:0 #fafafa, stop:1 #eeeeee);"
-        )
         image_scroll = QScrollArea(self)
         image_scroll.setWidget(self.image_label)
         image_scroll.setWidgetResizable(True)
@@ -458,6 +453,25 @@ class ContentView(QWidget):
         """The content is prepared and all of its shown text is in the view."""
         return self._prepared is not None and not self._pending_chunks
 
+    def _apply_colors(self) -> None:
+        """Muted info, warning note and the image backdrop from the palette (again when the theme changes)."""
+        palette = self.palette()
+        colors = status_colors(palette)
+        base, alternate = palette.color(QPalette.ColorRole.Base), palette.color(QPalette.ColorRole.AlternateBase)
+        css = (
+            f"QLabel#contentInfo {{ color: {colors.muted_text.name()}; }}"
+            f" QLabel#contentNote {{ color: {colors.warning_text.name()}; }}"
+            f" QLabel#contentImage {{ background: qlineargradient(x1:0, y1:0, x2:1, y2:1,"
+            f" stop:0 {base.name()}, stop:1 {alternate.name()}); }}"
+        )
+        if self.styleSheet() != css:
+            self.setStyleSheet(css)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
+            self._apply_colors()
+
     def set_content(self, content: ResourceContent) -> None:
         """Show `content`; returns at once, large content appears when its worker is done."""
         self._content = content
@@ -499,7 +513,7 @@ class ContentView(QWidget):
         self._prepared = prepared
         parts = [prepared.mime_type, human_size(prepared.size)]
         if prepared.image is not None:
-            parts.append(f"{prepared.image.width()} × {prepared.image.height()} px")
+            parts.append(f"{prepared.image.width()} \u00d7 {prepared.image.height()} px")
         parts.append(self._content.uri if self._content else "")
         self.info_label.setText(" · ".join(parts))
         if prepared.notes:

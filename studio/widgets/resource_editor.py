@@ -283,10 +283,11 @@ class ResourceEditor(QWidget):
         """Completions are for templates: a direct resource never keeps that tab selected."""
         template = bool(spec is not None and spec.uri_template)
         tabs = self.snippet_tabs
-        tabs.setTabEnabled(COMPLETIONS_TAB, template)
-        tabs.setTabToolTip(COMPLETIONS_TAB, "" if template else _COMPLETIONS_TIP)
+        # Back to the reader first: disabling the current tab would move on to the prelude instead.
         if not template and tabs.currentIndex() == COMPLETIONS_TAB:
             tabs.setCurrentIndex(READER_TAB)
+        tabs.setTabEnabled(COMPLETIONS_TAB, template)
+        tabs.setTabToolTip(COMPLETIONS_TAB, "" if template else _COMPLETIONS_TIP)
         self._update_completion_context(spec)
 
     def _update_completion_context(self, spec: ResourceSpec | None) -> None:

@@ -24,7 +24,7 @@ from PySide6.QtCore import (
     Signal,
     Slot,
 )
-from PySide6.QtGui import QBrush, QColor, QFontDatabase
+from PySide6.QtGui import QBrush, QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
 )
 
 from studio.icons import icon
+from studio.theme import pygments_style, status_colors
 
 logger = logging.getLogger(__name__)
 
@@ -49,9 +50,6 @@ __all__ = ["DEFAULT_CAPACITY", "TrafficFilterModel", "TrafficLog", "TrafficModel
 DEFAULT_CAPACITY = 5000
 ALL_SESSIONS = "*"
 _HEADERS = ("Time", "Session", "", "Method", "Summary")
-_IN_COLOR = QColor("#2f6fb3")
-_OUT_COLOR = QColor("#2e8b57")
-_ERROR_COLOR = QColor("#c0392b")
 
 
 def _short(session_id: str | None) -> str:
@@ -200,10 +198,12 @@ class TrafficModel(QAbstractTableModel):
                     self._summaries[key] = _summary(entry.message)
                 return self._summaries[key]
         elif role == Qt.ItemDataRole.ForegroundRole:
+            # From the application palette, so the log follows View > Theme.
+            colors = status_colors(QGuiApplication.palette())
             if column == self.COLUMN_DIRECTION:
-                return QBrush(_IN_COLOR if entry.direction == "in" else _OUT_COLOR)
+                return QBrush(colors.incoming if entry.direction == "in" else colors.outgoing)
             if column == self.COLUMN_SUMMARY and isinstance(entry.message, dict) and "error" in entry.message:
-                return QBrush(_ERROR_COLOR)
+                return QBrush(colors.error_text)
         elif role == Qt.ItemDataRole.ToolTipRole:
             if column == self.COLUMN_SESSION:
                 return entry.session_id or "no session (a sessionless request)"
@@ -456,14 +456,16 @@ class TrafficLog(QWidget):
         text = json.dumps(entry.message, indent=2, ensure_ascii=False, default=str)
         if len(text) > 200_000:  # highlighting megabytes would stall the GUI; show the start
             text = text[:200_000] + "\n… (truncated)"
+        palette = self.detail.palette()
         html = highlight(
-            text, JsonLexer(), HtmlFormatter(noclasses=True, nobackground=True, style="friendly")
+            text, JsonLexer(), HtmlFormatter(noclasses=True, nobackground=True, style=pygments_style(palette))
         )
         direction = "received from" if entry.direction == "in" else "sent to"
         when = (
             entry.time.strftime("%H:%M:%S.%f")[:-3] if isinstance(entry.time, datetime) else str(entry.time)
         )
-        header = (f"<p style='color:#667'>{when} · {direction} session "
+        muted = status_colors(palette).muted_text.name()
+        header = (f"<p style='color:{muted}'>{when} · {direction} session "
                   f"<b>{entry.session_id or '—'}</b> · {entry.method or '(response)'}</p>")  # fmt: skip
         self.detail.setHtml(header + html)
 
