@@ -122,13 +122,13 @@ class ResourceDetails(QObject):
         self.unchecked_check.toggled.connect(self._on_toggled)
         self.now_button.clicked.connect(self._on_now_clicked)
 
-    def rows(self) -> list[tuple[str, QWidget | QLayout]]:
-        """(label, field) rows for the form's layout."""
+    def rows(self) -> list[tuple[str, QWidget | QLayout, QWidget]]:
+        """(label, field, the label's buddy) rows for the form's layout."""
         return [
-            ("Si&ze", self.size_edit),
-            ("&Last modified", self._modified_row),
-            ("&Cache hint", self._cache_row),
-            ("", self.unchecked_check),
+            ("Si&ze", self.size_edit, self.size_edit),
+            ("&Last modified", self._modified_row, self.last_modified_edit),
+            ("&Cache hint", self._cache_row, self.cache_ttl_edit),
+            ("", self.unchecked_check, self.unchecked_check),
         ]
 
     def markable(self) -> dict[str, QWidget]:

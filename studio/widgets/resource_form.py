@@ -199,7 +199,9 @@ class ResourceForm(QWidget):
         form.addRow("&MIME type", self.mime_edit)
         form.addRow("Audience", audience_row)
         form.addRow("&Priority", self.priority_spin)
-        for label, field in self.details.rows():
+        for text, field, buddy in self.details.rows():
+            label = QLabel(text, self)
+            label.setBuddy(buddy)  # makes the & a shortcut rather than a character, also for a row of widgets
             form.addRow(label, field)
         form.addRow("Icons", self.icons_table)
         form.addRow("&Samples", self.samples_edit)
