@@ -1,0 +1,103 @@
+"""Themes: apply_theme, View > Theme, --theme, and WCAG AA contrast on rendered widgets in the dark theme."""
+
+from __future__ import annotations
+
+import pytest
+from helpers.contrast import contrast, grab, text_contrast
+from PySide6.QtCore import QRect
+from PySide6.QtGui import QPalette, QTextCursor
+from PySide6.QtWidgets import QApplication
+
+from studio.app import run_app
+from studio.cli import build_parser
+from studio.theme import apply_theme, current_theme, is_dark, status_colors
+
+WAIT_MS = 15_000
+AA = 4.5
+
+
+@pytest.fixture
+def app(qapp):
+    """The application; whatever a test applies, the platform's look is back afterwards."""
+    yield qapp
+    apply_theme(qapp, "system")
+
+
+def test_light_and_dark_are_full_palettes_and_system_puts_the_platform_back(app):
+    original = QApplication.palette().color(QPalette.ColorRole.Base)
+    apply_theme(app, "dark")
+    assert is_dark(QApplication.palette()) and app.style().name().lower() == "fusion"
+    assert current_theme(app) == "dark"
+    apply_theme(app, "light")
+    assert not is_dark(QApplication.palette())
+    apply_theme(app, "system")
+    assert QApplication.palette().color(QPalette.ColorRole.Base) == original and current_theme(app) == "system"
+    with pytest.raises(ValueError, match="theme"):
+        apply_theme(app, "neon")
+
+
+@pytest.mark.parametrize("name", ["light", "dark"])
+def test_status_colours_reach_aa_on_their_backgrounds(app, name):
+    apply_theme(app, name)
+    palette = QApplication.palette()
+    colors = status_colors(palette)
+    assert colors.dark == (name == "dark")
+    assert contrast(colors.error_text, colors.error_background) >= AA
+    assert contrast(colors.warning_text, colors.warning_background) >= AA
+    assert contrast(colors.muted_text, palette.color(QPalette.ColorRole.Window)) >= AA
+    for hue in (colors.incoming, colors.outgoing):
+        assert contrast(hue, palette.color(QPalette.ColorRole.Base)) >= AA
+
+
+def test_view_theme_is_applied_and_remembered(app, make_window):
+    window = make_window()
+    window.commands.theme_actions["dark"].trigger()
+    assert is_dark(QApplication.palette()) and window.settings.theme() == "dark"
+    window.set_theme("light", remember=False)  # what --theme does: this run only
+    assert not is_dark(QApplication.palette()) and window.settings.theme() == "dark"
+    again = make_window()
+    assert again.commands.theme_actions["dark"].isChecked()
+
+
+def test_theme_on_the_command_line():
+    assert build_parser().parse_args(["--theme", "dark"]).theme == "dark"
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--theme", "neon"])
+    assert run_app(theme="neon") == 2  # refused before any window opens
+
+
+def _line_rect(editor, number: int) -> QRect:
+    block = editor.document().findBlockByNumber(number)
+    rect = editor.blockBoundingGeometry(block).translated(editor.contentOffset()).toRect()
+    return QRect(0, rect.top(), editor.viewport().width(), rect.height())
+
+
+def test_dark_theme_text_current_line_and_preview_error_reach_aa(app, make_window, project_file, qtbot):
+    apply_theme(app, "dark")
+    window = make_window()
+    window.open_project(project_file)
+    window.resize(1280, 800)
+    window.show()
+    qtbot.waitExposed(window)
+    window.catalogue.select("readme")
+    editor = window.editor.snippet_editor
+    editor.setPlainText("def read(uri, params):\n    raise ValueError('no readme today')\n")
+    editor.setTextCursor(QTextCursor(editor.document().findBlockByNumber(0)))  # line 1 is the current line
+    qtbot.waitUntil(lambda: window.document.peek("readme").reader.startswith("def read"), timeout=WAIT_MS)
+    window.editor.flush()
+
+    image = editor.viewport().grab().toImage()
+    current, _, current_bg = text_contrast(image, _line_rect(editor, 0))
+    other, _, other_bg = text_contrast(image, _line_rect(editor, 1))
+    assert current >= AA and other >= AA, (current, other)
+    assert current_bg != other_bg  # the current line is marked, and still readable
+
+    with qtbot.waitSignal(window.controller.preview_finished, timeout=WAIT_MS):
+        window.commands.preview.trigger()
+    error_view = window.editor.preview.error_view
+    qtbot.waitUntil(lambda: "no readme today" in error_view.toPlainText(), timeout=WAIT_MS)
+    shot = grab(error_view.viewport())
+    title_height = error_view.fontMetrics().height() * 2
+    title, _, _ = text_contrast(shot, QRect(0, 0, shot.width(), title_height))
+    whole, _, _ = text_contrast(shot, shot.rect())
+    assert title >= AA and whole >= AA, (title, whole)
