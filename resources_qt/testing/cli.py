@@ -10,11 +10,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn, TextIO
 
-from resources_qt.project import Project, ProjectError, load_project
+from resources_qt.project import ProjectError, load_project
 from resources_qt.testing.junit import write_junit
 from resources_qt.testing.runner import ERAS, RunError, TestResult, collect_tests, run_tests, select_tests
 from resources_qt.testing.snapshots import SnapshotStore, snapshot_dir_for
-from resources_qt.testing.spec import TestSpec
 
 __all__ = ["build_parser", "format_result", "summary_line", "test_main"]
 
@@ -69,7 +68,7 @@ def test_main(argv: Sequence[str]) -> int:
         return _fail(str(exc))
     eras = ERAS if args.era == "both" else (args.era,)
     with_era = len(eras) > 1
-    cases = select_tests(collect_tests(project, project_tests(project), samples=not args.no_samples), args.pattern)
+    cases = select_tests(collect_tests(project, project.tests, samples=not args.no_samples), args.pattern)
     if args.pattern and not cases:
         return _fail(f"no test matches -k {args.pattern!r}")
     out = sys.stdout
@@ -105,12 +104,6 @@ def test_main(argv: Sequence[str]) -> int:
 
 
 test_main.__test__ = False  # type: ignore[attr-defined]  # a function named test_* is not a pytest test
-
-
-def project_tests(project: Project) -> list[TestSpec]:
-    """The project's declared `[[tests]]` (none from a loader that predates them)."""
-    tests: list[TestSpec] = list(getattr(project, "tests", None) or [])
-    return tests
 
 
 def format_result(result: TestResult, *, with_era: bool) -> str:

@@ -42,7 +42,6 @@ from resources_qt.testing.runner import (
     run_tests,
 )
 from resources_qt.testing.snapshots import SnapshotStore, snapshot_dir_for
-from resources_qt.testing.spec import TestSpec
 from studio.document import ProjectDocument
 from studio.widgets.marks import mark_colors
 
@@ -79,12 +78,6 @@ class TestRow:
             note = f", {self.result.note}" if self.result.note else ""
             return f"{self.name}: passed in {self.result.elapsed_ms:.1f} ms{note}"
         return f"{self.name}: failed in {self.result.elapsed_ms:.1f} ms\n\n" + "\n\n".join(self.result.failures)
-
-
-def project_tests(project: Project) -> list[TestSpec]:
-    """The project's declared `[[tests]]` (none from a loader that predates them)."""
-    tests: list[TestSpec] = list(getattr(project, "tests", None) or [])
-    return tests
 
 
 class TestsModel(QAbstractTableModel):
@@ -389,7 +382,7 @@ class TestsView(QWidget):
 
     def refresh(self) -> None:
         """Re-read the tests and samples from the document (results of unchanged tests are kept)."""
-        self.model.set_cases(collect_tests(self._document.project, project_tests(self._document.project)))
+        self.model.set_cases(collect_tests(self._document.project, self._document.project.tests))
         self._update_buttons()
         self._show_details()
 

@@ -125,3 +125,61 @@ def test_a_project_that_cannot_serve_exits_2(tmp_path: Path, capsys: pytest.Capt
     captured = capsys.readouterr()
     assert code == 2
     assert len(_lines(captured.err)) == 1 and "resource-studio test: error: " in captured.err
+
+
+DECLARED = """
+[[tests]]
+name = "greeting"
+uri = "text://greeting"
+expect = { mime_type = "text/plain", contains = "hello world", snapshot = true }
+
+[[tests]]
+name = "unknown URI"
+uri = "nowhere://x"
+expect = { error = -32002 }
+
+[[tests]]
+name = "profile"
+uri = "crm://customers/42/profile"
+expect = { resource = "profile", mime_type = "application/json", json = { id = "42" }, max_ms = 60000 }
+"""
+
+
+def test_declared_tests_from_the_file_with_snapshots_and_both_eras(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    project = write_project(tmp_path, DECLARED)
+    snapshot = tmp_path / "checks.snapshots" / "greeting.txt"
+    assert test_main([str(project), "--no-samples"]) == 1
+    lines = _lines(capsys.readouterr().out)
+    assert lines[0].startswith("FAIL  greeting  (")
+    assert lines[1] == f"      snapshot: none recorded at {snapshot} (run with --update-snapshots to record it)"
+    assert lines[-1] == "2 passed, 1 failed"
+
+    assert test_main([str(project), "--no-samples", "--update-snapshots"]) == 0
+    lines = _lines(capsys.readouterr().out)
+    assert lines[0].startswith("PASS  greeting  (") and lines[0].endswith(" ms, snapshot recorded)")
+    assert snapshot.read_text() == "=== content 1 of 1: text://greeting (text/plain)\nhello world\nsecond line\n\n"
+
+    # The 2026-07-28 era answers an unknown URI with -32602: the failure names the era.
+    assert test_main([str(project), "--no-samples", "--era", "both"]) == 1
+    lines = _lines(capsys.readouterr().out)
+    assert lines[-1] == "5 passed, 1 failed"
+    failed = [line for line in lines if line.startswith("FAIL")]
+    assert len(failed) == 1 and failed[0].startswith("FAIL  unknown URI [2026-07-28]  (")
+    assert any(line.startswith("PASS  unknown URI [legacy]  (") for line in lines)
+
+    snapshot.write_text(snapshot.read_text().replace("second line", "first line"))
+    assert test_main([str(project), "-k", "greet"]) == 1
+    out = capsys.readouterr().out
+    header = f"      snapshot: the content differs from {snapshot}\n      --- snapshot {snapshot}\n      +++ read\n"
+    assert header in out
+    assert "\n      -first line\n      +second line\n" in out
+    assert _lines(out)[-1] == "1 passed, 1 failed"  # "greeting" and "sample: text://greeting"
+
+
+def test_a_bad_test_declaration_is_a_project_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    project = write_project(tmp_path, '[[tests]]\nuri = "text://greeting"\nexpect = { mime = "text/plain" }\n')
+    assert test_main([str(project)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"resource-studio test: error: {project}:")
+    assert "unknown expectation key 'mime'" in err and len(_lines(err)) == 1

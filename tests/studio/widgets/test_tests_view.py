@@ -36,8 +36,7 @@ def _project() -> Project:
         {"name": "greeting is json", "uri": "text://greeting", "expect": {"contains": "hello there"}},
         {"name": "profile 42", "uri": "crm://customers/42/profile", "expect": {"json": {"id": "42"}}},
     ])
-    # Until the loader keeps [[tests]] itself, the view reads whatever the project carries.
-    setattr(project, "tests", tests)  # noqa: B010
+    project.tests = tests
     return project
 
 
