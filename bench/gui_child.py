@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import cProfile
 import io
+import itertools
 import json
 import os
 import pstats
@@ -195,9 +196,28 @@ async def keystroke_complete(app: QApplication, window: Any, cycles: int) -> Non
     if editor is None or not hasattr(editor, "completion"):
         raise RuntimeError("no completing snippetEditor in the main window")
     editor.completion.enabled = not os.environ.get(NO_COMPLETION_ENV)
+    if editor.completion.enabled:  # as when the user clicks into the editor before typing
+        from studio.widgets.code_completion import CompletionWorker
+
+        editor.completion.prepare()
+        deadline = time.monotonic() + 30
+        while not CompletionWorker.shared().ready and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
     lines = editor.blockCount()
     shown: list[int] = []
     editor.completion.shown.connect(lambda names: shown.append(len(names)))
+    # When each request was made and answered: the heartbeat gaps inside these windows are the stalls
+    # "while completions are computed".
+    asked: dict[int, float] = {}
+    windows: list[tuple[float, float]] = []
+    editor.completion.requested.connect(lambda rid: asked.__setitem__(rid, time.perf_counter()))
+    editor.completion.answered.connect(
+        lambda rid: windows.append((asked.pop(rid, time.perf_counter()), time.perf_counter())))
+    ticks: list[float] = []
+    ticker = QTimer()
+    ticker.setTimerType(Qt.TimerType.PreciseTimer)
+    ticker.setInterval(5)
+    ticker.timeout.connect(lambda: ticks.append(time.perf_counter()))
     block = editor.document().findBlockByNumber(lines // 2)
     while block.isValid() and not block.text().startswith("    total = value"):
         block = block.next()
@@ -208,6 +228,7 @@ async def keystroke_complete(app: QApplication, window: Any, cycles: int) -> Non
     times = [_press(editor, Qt.Key.Key_Return, "\r")]
     heartbeat = Heartbeat(5)
     heartbeat.start()
+    ticker.start()
     with _Profiled():
         for i in range(cycles):
             word = COMPLETE_WORDS[i % len(COMPLETE_WORDS)]
@@ -218,17 +239,22 @@ async def keystroke_complete(app: QApplication, window: Any, cycles: int) -> Non
             for ch in word[3:]:
                 times.append(_press(editor, _key(ch), ch))
                 await asyncio.sleep(0.025)
-            await asyncio.sleep(0.1)
+            await asyncio.sleep(0.4)  # a pause after the word: the popup shows
             for _ in range(len(word)):
                 times.append(_press(editor, Qt.Key.Key_Backspace, ""))
                 await asyncio.sleep(0.01)
         await asyncio.sleep(1.0)  # answers still in flight, and the debounced snippet check
     heartbeat.stop()
+    ticker.stop()
+    during = [(b - a) * 1000 - 5 for a, b in itertools.pairwise(ticks)
+              if any(a < end and b > start for start, end in windows)]
     ordered = sorted(times)
     report(lines=lines, keystrokes=len(times), median_ms=statistics.median(times),
            p95_ms=ordered[int(len(ordered) * 0.95) - 1], max_ms=ordered[-1], cycles=cycles,
            popups=len(shown), max_stall_ms=heartbeat.max_stall_ms, stalls_over_100ms=heartbeat.stalls_over(100),
-           stalls_over_50ms=heartbeat.stalls_over(50))
+           stalls_over_50ms=heartbeat.stalls_over(50), completions=len(windows),
+           completion_ms_median=statistics.median([(e - s) * 1000 for s, e in windows]) if windows else None,
+           max_stall_during_completion_ms=max(during, default=0.0))
 
 
 # -- stalls -----------------------------------------------------------------------------------

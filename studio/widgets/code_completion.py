@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Sequence
+from typing import Any
 
 from PySide6.QtCore import QObject, QStringListModel, Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import QAbstractItemView, QCompleter, QPlainTextEdit
@@ -23,6 +24,7 @@ from PySide6.QtWidgets import QAbstractItemView, QCompleter, QPlainTextEdit
 from studio.widgets.completion_process import encode_request
 from studio.widgets.completion_source import (
     Candidate,
+    CheckRequest,
     CompletionRequest,
     is_completion_point,
     params_key_prefix,
@@ -48,17 +50,21 @@ class CompletionWorker(QObject):
     Signals:
         completed(object request, list candidates): a request was answered (emitted from the worker
             thread; receivers in the GUI thread get it queued).
+        checked(object request, object diagnostic): a CheckRequest was answered: (line, column,
+            message), None when the snippet compiles, or False when the process could not check it.
     """
 
     completed = Signal(object, list)
+    checked = Signal(object, object)
 
     _shared: CompletionWorker | None = None
 
     def __init__(self) -> None:
         super().__init__()
-        self._pending: dict[int, CompletionRequest] = {}
+        self._pending: dict[tuple[str, int], CompletionRequest | CheckRequest] = {}
         self._wake = threading.Condition()
         self._closed = False
+        self._warm = False
         self._process: subprocess.Popen[str] | None = None
         self._thread = threading.Thread(target=self._run, name="code-completion", daemon=True)
         self._thread.start()
@@ -71,10 +77,23 @@ class CompletionWorker(QObject):
             atexit.register(cls._shared.close)
         return cls._shared
 
-    def submit(self, request: CompletionRequest) -> None:
+    def submit(self, request: CompletionRequest | CheckRequest) -> None:
+        """Queue `request`, replacing a not yet sent one of the same kind from the same owner."""
         with self._wake:
-            self._pending[request.owner] = request
+            self._pending[(type(request).__name__, request.owner)] = request
             self._wake.notify()
+
+    def warm_up(self) -> None:
+        """Start the completion process now (it loads jedi for seconds), so the first request is quick."""
+        with self._wake:
+            self._warm = True
+            self._wake.notify()
+
+    @property
+    def ready(self) -> bool:
+        """True while a completion process is running and has loaded jedi."""
+        process = self._process
+        return process is not None and process.poll() is None
 
     def close(self) -> None:
         """Stop the thread and the completion process (idempotent)."""
@@ -106,33 +125,52 @@ class CompletionWorker(QObject):
         logger.debug("completion process %d ready", process.pid)
         return process
 
-    def _ask(self, request: CompletionRequest) -> list[Candidate]:
+    def _ensure_process(self) -> subprocess.Popen[str]:
         if self._process is None or self._process.poll() is not None:
-            self._process = self._start_process()
-        process = self._process
+            try:
+                self._process = self._start_process()
+            except OSError:
+                self._process = None
+                raise
+        return self._process
+
+    def _ask(self, request: CompletionRequest | CheckRequest) -> dict[str, Any]:
+        process = self._ensure_process()
         assert process.stdin is not None and process.stdout is not None
         process.stdin.write(encode_request(request) + "\n")
         process.stdin.flush()
         answer = process.stdout.readline()
         if not answer:
             raise OSError(f"the completion process exited ({process.wait()})")
-        data = json.loads(answer)
-        return [Candidate(str(n), str(k), str(x)) for n, k, x in data.get("candidates", [])]
+        data: dict[str, Any] = json.loads(answer)
+        return data
 
     def _run(self) -> None:
         while True:
             with self._wake:
-                while not self._pending and not self._closed:
+                while not self._pending and not self._closed and not self._warm:
                     self._wake.wait()
                 if self._closed:
                     return
-                _owner, request = self._pending.popitem()
+                self._warm = False
+                request = self._pending.popitem()[1] if self._pending else None
+            if request is None:  # only asked to warm up (outside the lock: starting takes seconds)
+                try:
+                    self._ensure_process()
+                except OSError as exc:
+                    logger.warning("completion unavailable: %s", exc)
+                continue
             try:
-                candidates = self._ask(request)
+                data = self._ask(request)
             except (OSError, ValueError) as exc:
-                logger.warning("completion unavailable: %s", exc)
-                candidates = []
-            self.completed.emit(request, candidates)
+                logger.warning("completion process unavailable: %s", exc)
+                data = {}
+            if isinstance(request, CheckRequest):
+                found = data.get("diagnostic", False) if data.get("id") == request.request_id else False
+                self.checked.emit(request, tuple(found) if isinstance(found, list) else found)
+            else:
+                names = data.get("candidates", [])
+                self.completed.emit(request, [Candidate(str(n), str(k), str(x)) for n, k, x in names])
 
 
 class CodeCompletion(QObject):
@@ -142,9 +180,13 @@ class CodeCompletion(QObject):
     Ctrl+Space, and asks `popup_visible` before handling Enter/Tab/Escape.
 
     Signals:
+        requested(int request_id): a request went to the worker.
+        answered(int request_id): the worker's answer to this editor arrived (shown or dropped as stale).
         shown(list names): the popup opened with these names (for tests and the bench).
     """
 
+    requested = Signal(int)
+    answered = Signal(int)
     shown = Signal(list)
 
     _owners = itertools.count(1)
@@ -190,6 +232,17 @@ class CodeCompletion(QObject):
     def hide_popup(self) -> None:
         self._popup().hide()
 
+    def prepare(self) -> None:
+        """Get the completion process going (the editor calls this when it first gets the focus)."""
+        if self.enabled:
+            self._connect_worker().warm_up()
+
+    def _connect_worker(self) -> CompletionWorker:
+        if self._worker is None:
+            self._worker = CompletionWorker.shared()
+            self._worker.completed.connect(self._on_completed)
+        return self._worker
+
     def text_typed(self, typed: str) -> None:
         """The user inserted `typed` at the cursor: narrow an open popup, and ask again after a pause."""
         if not self.enabled:
@@ -227,10 +280,8 @@ class CodeCompletion(QObject):
             variables=self._variables,
         )
         self._latest = request
-        if self._worker is None:
-            self._worker = CompletionWorker.shared()
-            self._worker.completed.connect(self._on_completed)
-        self._worker.submit(request)
+        self._connect_worker().submit(request)
+        self.requested.emit(request.request_id)
 
     # -- internals -----------------------------------------------------------
 
@@ -256,9 +307,12 @@ class CodeCompletion(QObject):
 
     @Slot(object, list)
     def _on_completed(self, request: CompletionRequest, candidates: list[Candidate]) -> None:
+        if request.owner != self._owner:
+            return  # another editor's
+        self.answered.emit(request.request_id)
         latest = self._latest
-        if latest is None or request.owner != self._owner or request.request_id != latest.request_id:
-            return  # stale, or another editor's
+        if latest is None or request.request_id != latest.request_id:
+            return  # stale
         cursor = self._editor.textCursor()
         before = self._before_cursor()
         prefix = self._prefix(before)

@@ -1,7 +1,8 @@
 """The completion process: `python -m studio.widgets.completion_process` answers JSON-line requests with jedi.
 
 jedi builds a large parse tree per request; in the GUI process its garbage
-collections alone stalled the event loop for over 100 ms, so it runs here.
+collections alone stalled the event loop for over 100 ms, so it runs here,
+as does the compile check of long snippets (compile holds the GIL).
 One request per stdin line, one answer per stdout line; end of stdin ends it.
 """
 
@@ -12,15 +13,18 @@ import logging
 import sys
 from typing import Any
 
-from studio.widgets.completion_source import CompletionRequest, compute_completions
+from studio.widgets.completion_source import CheckRequest, CompletionRequest, compute_completions
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["decode_request", "encode_request", "main"]
 
 
-def encode_request(request: CompletionRequest) -> str:
+def encode_request(request: CompletionRequest | CheckRequest) -> str:
     """One line of JSON for the process (no newline inside: json.dumps escapes it)."""
+    if isinstance(request, CheckRequest):
+        return json.dumps({"op": "check", "id": request.request_id, "owner": request.owner,
+                           "source": request.source, "function": request.function})  # fmt: skip
     return json.dumps({
         "id": request.request_id, "owner": request.owner, "source": request.source, "line": request.line,
         "column": request.column, "prelude": request.prelude, "variables": list(request.variables),
@@ -40,6 +44,14 @@ def decode_request(line: str) -> CompletionRequest:
     )
 
 
+def _check(data: dict[str, Any]) -> dict[str, Any]:
+    from studio.document import check_source
+
+    function = data.get("function")
+    found = check_source(str(data["source"]), function=str(function) if function else None)
+    return {"id": data["id"], "diagnostic": list(found) if found is not None else None}
+
+
 def main() -> int:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     try:  # the first jedi call loads its stubs (seconds): pay for it before the first request waits
@@ -51,9 +63,12 @@ def main() -> int:
         if not line.strip():
             continue
         try:
-            request = decode_request(line)
-            candidates = [[c.name, c.kind, c.suffix] for c in compute_completions(request)]
-            answer: dict[str, Any] = {"id": request.request_id, "candidates": candidates}
+            if json.loads(line).get("op") == "check":
+                answer: dict[str, Any] = _check(json.loads(line))
+            else:
+                request = decode_request(line)
+                candidates = [[c.name, c.kind, c.suffix] for c in compute_completions(request)]
+                answer = {"id": request.request_id, "candidates": candidates}
         except Exception as exc:  # a bad request or a jedi failure answers empty; the process carries on
             logger.warning("completion failed: %s", exc)
             answer = {"id": None, "candidates": []}

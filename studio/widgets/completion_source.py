@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "Candidate",
+    "CheckRequest",
     "CompletionRequest",
     "compute_completions",
     "helper_preamble",
@@ -39,6 +40,16 @@ class CompletionRequest:
     column: int
     prelude: str = ""
     variables: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class CheckRequest:
+    """A compile check of a long snippet, done in the completion process instead of the GUI's thread."""
+
+    request_id: int
+    owner: int
+    source: str
+    function: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

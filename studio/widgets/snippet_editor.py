@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QEvent, QRect, QSize, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import (
+    QFocusEvent,
     QFontDatabase,
     QHelpEvent,
     QKeyEvent,
@@ -81,6 +82,7 @@ class SnippetEditor(QPlainTextEdit):
         self._brackets: tuple[int, ...] = ()
         self._find_matches: list[tuple[int, int]] = []
         self._gutter_line = -1
+        self._completion_prepared = False
         self._loading = False
         self.completion = CodeCompletion(self)
         self._debounce = QTimer(self)
@@ -250,6 +252,12 @@ class SnippetEditor(QPlainTextEdit):
                 QToolTip.hideText()
             return True
         return super().event(event)
+
+    def focusInEvent(self, event: QFocusEvent) -> None:
+        super().focusInEvent(event)
+        if not self._completion_prepared:
+            self._completion_prepared = True
+            self.completion.prepare()
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         key = event.key()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -12,6 +13,8 @@ from PySide6.QtGui import QPalette, QTextDocument
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from studio.document import check_source
+from studio.widgets.code_completion import CompletionWorker
+from studio.widgets.completion_source import CheckRequest
 from studio.widgets.editor_theme import ensure_contrast, theme_for_palette
 from studio.widgets.find_bar import FindBar
 from studio.widgets.goto_line import GoToLineBar
@@ -19,11 +22,17 @@ from studio.widgets.snippet_editor import SnippetEditor
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["CHECK_DEBOUNCE_MS", "KEPT_DOCUMENTS", "SnippetPane"]
+__all__ = ["BACKGROUND_CHECK_LINES", "CHECK_DEBOUNCE_MS", "KEPT_DOCUMENTS", "SnippetPane"]
 
 CHECK_DEBOUNCE_MS = 250
+BACKGROUND_CHECK_LINES = 400
+"""Snippets longer than this are compile-checked in the completion process after an edit: compiling
+2,000 lines takes tens of milliseconds, all of it holding the GIL, so a thread would not help."""
 KEPT_DOCUMENTS = 32
 """Resources whose editor document (text, undo history, cursor) is kept while another one is shown."""
+
+
+_owners = itertools.count(1_000_000)  # check owners; distinct from the editors' completion owners
 
 
 @dataclass(slots=True)
@@ -84,7 +93,11 @@ class SnippetPane(QWidget):
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(CHECK_DEBOUNCE_MS)
-        self._timer.timeout.connect(self.check)
+        self._timer.timeout.connect(self._on_check_timeout)
+        self._owner = next(_owners)
+        self._check_ids = itertools.count(1)
+        self._check_pending: CheckRequest | None = None
+        self._worker: CompletionWorker | None = None
         self.editor.textChanged.connect(self._on_text_changed)
         self.editor.find_requested.connect(self._on_find_requested)
         self.editor.go_to_line_requested.connect(self._on_go_to_line_requested)
@@ -118,6 +131,7 @@ class SnippetPane(QWidget):
     def check(self) -> None:
         """Compile-check now: underline the error's line, or clear the mark."""
         self._timer.stop()
+        self._check_pending = None
         source = self.editor.toPlainText()
         if not self._active:
             self.editor.clear_diagnostic()
@@ -129,7 +143,14 @@ class SnippetPane(QWidget):
             self._set_status(f"The resource needs a reader: define <code>{self._function}()</code>." if needed else "",
                              error=bool(needed))  # fmt: skip
             return
-        found = check_source(source, function=self._function)
+        self._show_check(check_source(source, function=self._function))
+
+    @property
+    def check_pending(self) -> bool:
+        """True while a background compile check of the shown text is out."""
+        return self._check_pending is not None
+
+    def _show_check(self, found: tuple[int, int, str] | None) -> None:
         if found is None:
             self.editor.clear_diagnostic()
             self._set_status("", error=False)
@@ -190,6 +211,33 @@ class SnippetPane(QWidget):
     @Slot()
     def _on_text_changed(self) -> None:
         self._timer.start()
+
+    @Slot()
+    def _on_check_timeout(self) -> None:
+        source = self.editor.toPlainText()
+        if not self._active or self.editor.blockCount() <= BACKGROUND_CHECK_LINES or not source.strip():
+            self.check()
+            return
+        if self._worker is None:
+            self._worker = CompletionWorker.shared()
+            self._worker.checked.connect(self._on_checked)
+        request = CheckRequest(next(self._check_ids), self._owner, source, self._function)
+        self._check_pending = request
+        self._worker.submit(request)
+
+    @Slot(object, object)
+    def _on_checked(self, request: CheckRequest, found: object) -> None:
+        if request.owner != self._owner or request is not self._check_pending:
+            return
+        self._check_pending = None
+        if request.source != self.editor.toPlainText() or not self._active:
+            return  # edited meanwhile: the next check is on its way
+        if found is False:  # the process could not check it: do it here after all
+            self.check()
+            return
+        assert found is None or isinstance(found, tuple)
+        line, column, message = found if found is not None else (0, 0, "")
+        self._show_check((int(line), int(column), str(message)) if found is not None else None)
 
     @Slot(bool)
     def _on_find_requested(self, replace: bool) -> None:

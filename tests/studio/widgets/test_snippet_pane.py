@@ -117,3 +117,21 @@ def test_error_status_is_readable_in_light_and_dark_palettes(qtbot):
         background = pane.palette().color(QPalette.ColorRole.Window)
         assert contrast(shown, background) >= 4.5
         assert shown != pane.palette().color(QPalette.ColorRole.WindowText)  # an error, not plain text
+
+
+def test_a_long_snippet_is_checked_in_the_background_after_an_edit(qtbot):
+    from studio.widgets.snippet_pane import BACKGROUND_CHECK_LINES
+
+    pane = make_pane(qtbot)
+    body = "\n".join(f"    v{n} = {n}" for n in range(BACKGROUND_CHECK_LINES + 10))
+    pane.load(f"def read(uri, params):\n{body}\n    return 1\n", key="long")
+    assert pane.editor.diagnostic is None
+    type_at_end(qtbot, pane.editor, "x = (")
+    qtbot.waitUntil(lambda: pane.check_pending, timeout=5000)
+    qtbot.waitUntil(lambda: pane.editor.diagnostic is not None, timeout=30_000)
+    assert pane.editor.diagnostic[0] == BACKGROUND_CHECK_LINES + 13
+    assert pane.status.text().startswith(f"Line {BACKGROUND_CHECK_LINES + 13}:")
+    qtbot.keyClick(pane.editor, Qt.Key.Key_Backspace)
+    qtbot.keyClicks(pane.editor, "1")
+    qtbot.waitUntil(lambda: pane.editor.diagnostic is None and not pane.check_pending, timeout=30_000)
+    assert pane.status.text() == ""
