@@ -15,7 +15,7 @@ from mcp.shared.uri_template import UriTemplate
 
 from resources_qt.content import ResourceContent, to_contents
 from resources_qt.errors import ReaderFailedError, ReaderMissingError, ValidationError
-from resources_qt.templates import CompiledTemplate, compile_template
+from resources_qt.templates import CompiledTemplate, compile_template, unsafe_value
 
 if TYPE_CHECKING:
     from resources_qt.collection import Resources
@@ -171,6 +171,7 @@ class Resource:
         completions: Mapping[str, Completer] | None = None,
         cache: CacheHint | None = None,
         meta: Mapping[str, Any] | None = None,
+        unchecked_values: bool = False,
     ) -> None:
         self._owner: Resources | None = None
         self._compiled: CompiledTemplate | None = None
@@ -190,6 +191,9 @@ class Resource:
         self.completions: dict[str, Completer] = dict(completions or {})
         self.cache = cache
         self.meta: dict[str, Any] = dict(meta or {})
+        # Template values reach the reader only when safe (templates.unsafe_value)
+        # unless the resource opts out, for templates that really take paths.
+        self.unchecked_values = unchecked_values
 
     @staticmethod
     def builder() -> ResourceBuilder:
@@ -297,6 +301,23 @@ class Resource:
         dup.meta = dict(self.meta)
         return dup
 
+    def check_values(self, params: Mapping[str, Any], *, uri: str = "") -> None:
+        """Refuse template values a reader should not get unchecked (see `templates.unsafe_value`).
+
+        Raises:
+            ValidationError: -32602 naming the variable and what is wrong with
+                its value; `data` carries the URI and the variable.
+        """
+        found = unsafe_value(self.compiled_template, params)
+        if found is not None:
+            variable, why = found
+            raise ValidationError(
+                f"Template variable {variable!r} of {self.uri_template!r} {why}; refused "
+                "(a resource that takes such values sets unchecked_values)",
+                field=variable,
+                data={"uri": uri, "variable": variable},
+            )
+
     async def read(self, uri: str, params: Mapping[str, Any] | None = None) -> list[ResourceContent]:
         """Call the reader for the concrete `uri` and convert its result.
 
@@ -304,10 +325,14 @@ class Resource:
         does not hold up the event loop, and with it every other session.
 
         Raises:
+            ValidationError: a template value is unsafe (-32602, see
+                `check_values`), unless `unchecked_values` is set.
             ReaderMissingError: no reader is assigned (-32603).
             ReaderFailedError: the reader raised (its message wrapped) or
                 returned nothing usable (-32000).
         """
+        if params and self.uri_template and not self.unchecked_values:
+            self.check_values(params, uri=uri)
         reader = self._reader
         if reader is None:
             raise ReaderMissingError(f"Resource {self.name!r} has no reader", data={"uri": uri})

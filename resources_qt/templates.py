@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from mcp.shared.path_security import is_absolute_path
 from mcp.shared.uri_template import InvalidUriTemplate, UriTemplate
 
 from resources_qt.errors import ValidationError
 
-__all__ = ["CompiledTemplate", "Params", "TemplateIndex", "TemplateMatch", "compile_template"]
+__all__ = ["CompiledTemplate", "Params", "TemplateIndex", "TemplateMatch", "compile_template", "unsafe_value"]
 
 T = TypeVar("T")
 
@@ -32,6 +33,8 @@ class CompiledTemplate:
     prefix: str
     """Literal text before the first variable."""
     variable_names: tuple[str, ...]
+    simple_variable_names: frozenset[str] = frozenset()
+    """Variables of plain `{var}` expressions: one path segment, never a `/`."""
 
     @property
     def specificity(self) -> tuple[int, int]:
@@ -71,7 +74,46 @@ def compile_template(template: str) -> CompiledTemplate:
     if not names:
         raise ValidationError(f"URI template {template!r} has no {{variable}}; declare it as a direct URI")
     brace = template.find("{")
-    return CompiledTemplate(template=template, parsed=parsed, prefix=template[:brace], variable_names=names)
+    simple = frozenset(v.name for v in parsed.variables if v.operator == "")
+    return CompiledTemplate(
+        template=template,
+        parsed=parsed,
+        prefix=template[:brace],
+        variable_names=names,
+        simple_variable_names=simple,
+    )
+
+
+def unsafe_value(compiled: CompiledTemplate, params: Mapping[str, object]) -> tuple[str, str] | None:
+    """The first matched value a reader should not get unchecked, as (variable, why), or None.
+
+    Values are percent-decoded, so `%2F` and `%2E%2E` count as what they
+    decode to. Refused: NUL anywhere, a `..` path segment (`/` or `\\`
+    separated), an absolute path (POSIX, Windows drive or UNC), and a `/` in a
+    simple `{var}`, whose value is meant to be one segment. `{+path}`-style
+    variables may hold `/`.
+    """
+    for name, value in params.items():
+        values = value if isinstance(value, list) else [value]
+        for item in values:
+            if not isinstance(item, str):
+                continue  # only the SDK's matcher makes values, and it makes strings
+            why = _why_unsafe(item, simple=name in compiled.simple_variable_names)
+            if why is not None:
+                return name, why
+    return None
+
+
+def _why_unsafe(value: str, *, simple: bool) -> str | None:
+    if "\0" in value:
+        return "contains a NUL character"
+    if simple and "/" in value:
+        return "contains '/' (a {var} value is one path segment)"
+    if ".." in value and ".." in value.replace("\\", "/").split("/"):
+        return "contains a '..' path segment"
+    if is_absolute_path(value):
+        return "is an absolute path"
+    return None
 
 
 # A key step: (False, segment) for a literal segment, (True, literal prefix)

@@ -17,6 +17,7 @@ from resources_qt.project import ProjectError, load_project
 from resources_qt.server.engine import ResourceServer
 from resources_qt.server.events import ServerEvent, ServerFailed
 from resources_qt.server.factory import build_server
+from resources_qt.server.logtext import EscapingFormatter
 from resources_qt.snippets import bind_project, create_pool, snippet_resource
 
 __all__ = ["build_parser", "parse_address", "serve_main"]
@@ -69,10 +70,16 @@ def serve_main(argv: Sequence[str]) -> int:
         args = parser.parse_args(list(argv))
     except SystemExit as exc:  # argparse has printed the usage error
         return int(exc.code or 0)
-    logging.basicConfig(
-        stream=sys.stderr, level=getattr(logging, args.log_level.upper()), format="%(levelname)s %(name)s: %(message)s"
-    )
-    token = args.token or os.environ.get(TOKEN_ENV) or None
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(EscapingFormatter("%(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=getattr(logging, args.log_level.upper()), handlers=[handler])
+    if args.token is not None and not args.token.strip():
+        # An empty token would silently serve without authentication.
+        return _fail("--token must not be empty")
+    environment_token = os.environ.get(TOKEN_ENV)
+    if args.token is None and environment_token is not None and not environment_token.strip():
+        return _fail(f"${TOKEN_ENV} is set but empty; unset it or give a token")
+    token = args.token or environment_token or None
     try:
         address = parse_address(args.http) if args.http else None
         if args.stdio and args.token:

@@ -44,7 +44,7 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-ListCallback = Callable[[Resources], "None | Awaitable[None]"]
+ListCallback = Callable[[Resources], "Awaitable[None] | None"]
 
 _START_TIMEOUT = 15.0
 _STOP_TIMEOUT = 10.0
@@ -79,6 +79,10 @@ class ResourceServer:
         max_request_body_size: int = http_host.DEFAULT_MAX_REQUEST_BODY_SIZE,
         session_idle_timeout: float | None = 600.0,
         max_listen_streams: int = 1024,
+        max_sessions: int | None = 10_000,
+        max_subscriptions: int = 1000,
+        max_uri_length: int = 8192,
+        mask_errors: bool = False,
     ) -> None:
         if not isinstance(resources, Resources):
             raise TypeError(f"resources must be a Resources collection, not {type(resources).__name__}")
@@ -88,8 +92,14 @@ class ResourceServer:
             raise ValueError(f"page_size must be at least 1, not {page_size}")
         if max_request_body_size < 1:
             raise ValueError("max_request_body_size must be positive")
-        if session_idle_timeout is not None and not session_idle_timeout > 0:
-            raise ValueError("session_idle_timeout must be positive (or None for no limit)")
+        if session_idle_timeout is not None and not (0 < session_idle_timeout < float("inf")):
+            raise ValueError("session_idle_timeout must be positive and finite (or None for no limit)")
+        if max_sessions is not None and max_sessions < 1:
+            raise ValueError(f"max_sessions must be at least 1 (or None for no limit), not {max_sessions}")
+        if max_subscriptions < 1:
+            raise ValueError(f"max_subscriptions must be at least 1, not {max_subscriptions}")
+        if max_uri_length < 16:
+            raise ValueError(f"max_uri_length must be at least 16, not {max_uri_length}")
         self.resources = resources
         self.name = name
         self.version = version
@@ -102,6 +112,14 @@ class ResourceServer:
         # flight, no GET stream) is closed after this many seconds.
         self.session_idle_timeout = session_idle_timeout
         self.max_listen_streams = max_listen_streams
+        # Everything a client can make the server hold is bounded: sessions
+        # (the longest-idle one without a stream is evicted for a newcomer),
+        # subscriptions per session, and the length of every URI it sends.
+        self.max_sessions = max_sessions
+        self.max_subscriptions = max_subscriptions
+        self.max_uri_length = max_uri_length
+        # Clients get a generic message for reader failures; the studio and the log keep the detail.
+        self.mask_errors = mask_errors
         self.enable_resource_notifications = False
         self.enable_resource_subscriptions = False
         self.on_list_resources: ListCallback | None = None
@@ -201,6 +219,7 @@ class ResourceServer:
                 token=token,
                 max_request_body_size=self.max_request_body_size,
                 session_idle_timeout=self.session_idle_timeout,
+                max_sessions=self.max_sessions,
                 extra_hosts=allowed_hosts,
             )
         except BaseException:

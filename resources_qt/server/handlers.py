@@ -14,7 +14,7 @@ from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.exceptions import MCPError
 
-from resources_qt.errors import INTERNAL_ERROR, INVALID_PARAMS
+from resources_qt.errors import INTERNAL_ERROR, INVALID_PARAMS, ReaderFailedError
 from resources_qt.server.completion import MAX_VALUES, complete_values, require_template
 from resources_qt.server.events import SessionOpened, SubscriptionAdded, SubscriptionRemoved
 from resources_qt.server.reading import read_resource
@@ -96,9 +96,17 @@ class _Handlers:
         return types.ListResourceTemplatesResult(resource_templates=page, next_cursor=next_cursor)
 
     async def read(self, ctx: Ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
-        match, contents = await read_resource(
-            self._engine.resources, params.uri, protocol_version=ctx.protocol_version
-        )
+        _check_length(params.uri, self._engine.max_uri_length)
+        try:
+            match, contents = await read_resource(
+                self._engine.resources, params.uri, protocol_version=ctx.protocol_version
+            )
+        except ReaderFailedError as exc:
+            if not self._engine.mask_errors:
+                raise
+            # The detail (the snippet's own words) stays in the studio and the log.
+            logger.info("Reader failure masked for the client: %r", exc.message)
+            raise MCPError(exc.code, "The resource reader failed", {"uri": params.uri}) from exc
         wire = [c.to_mcp() for c in contents]
         hint = match.resource.cache
         if hint is not None:
@@ -106,13 +114,25 @@ class _Handlers:
         return types.ReadResourceResult(contents=wire)
 
     async def subscribe(self, ctx: Ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
-        _require_uri(params.uri)
-        session = self._engine.legacy_session(ctx)
-        if session is not None and self._engine.registry.subscribe(session.id, params.uri):
-            self._engine.emit(SubscriptionAdded(session.id, params.uri))
+        engine = self._engine
+        _require_uri(params.uri, engine.max_uri_length)
+        session = engine.legacy_session(ctx)
+        if session is None:
+            return types.EmptyResult()
+        outcome = engine.registry.subscribe(session.id, params.uri, limit=engine.max_subscriptions)
+        if outcome == "full":
+            raise MCPError(
+                INVALID_PARAMS,
+                f"Subscription limit reached: a session may hold {engine.max_subscriptions} "
+                "subscriptions (max_subscriptions)",
+                {"limit": "max_subscriptions", "max": engine.max_subscriptions},
+            )
+        if outcome == "added":
+            engine.emit(SubscriptionAdded(session.id, params.uri))
         return types.EmptyResult()
 
     async def unsubscribe(self, ctx: Ctx, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+        _check_length(params.uri, self._engine.max_uri_length)
         session = self._engine.legacy_session(ctx)
         if session is not None and self._engine.registry.unsubscribe(session.id, params.uri):
             self._engine.emit(SubscriptionRemoved(session.id, params.uri))
@@ -122,6 +142,7 @@ class _Handlers:
         ref = params.ref
         if not isinstance(ref, types.ResourceTemplateReference):
             raise MCPError(INVALID_PARAMS, "Only ref/resource completions are served")
+        _check_length(ref.uri, self._engine.max_uri_length)
         resource = require_template(self._engine.resources, ref.uri)
         context = dict(params.context.arguments or {}) if params.context is not None else {}
         values = await complete_values(resource, params.argument.name, params.argument.value, context)
@@ -138,8 +159,16 @@ class _Handlers:
         if engine.registry.count("listen") >= engine.max_listen_streams:
             raise MCPError(INTERNAL_ERROR, "Subscription limit reached")
         requested = params.notifications
-        for uri in requested.resource_subscriptions or ():
-            _require_uri(uri)
+        wanted = requested.resource_subscriptions or ()
+        if len(wanted) > engine.max_subscriptions:
+            raise MCPError(
+                INVALID_PARAMS,
+                f"Subscription limit reached: a stream may hold {engine.max_subscriptions} "
+                f"subscriptions (max_subscriptions), not {len(wanted)}",
+                {"limit": "max_subscriptions", "max": engine.max_subscriptions},
+            )
+        for uri in wanted:
+            _require_uri(uri, engine.max_uri_length)
         # Honour only what is switched on; tools and prompts do not exist here.
         honored = types.SubscriptionFilter(
             resources_list_changed=True
@@ -173,7 +202,18 @@ class _Handlers:
             engine.drop_session(session.id)
 
 
-def _require_uri(uri: str) -> None:
+def _check_length(uri: str, limit: int) -> None:
+    if len(uri) > limit:
+        # The URI itself is not echoed back: it is what is too big.
+        raise MCPError(
+            INVALID_PARAMS,
+            f"URI is {len(uri)} characters long; the limit is {limit} (max_uri_length)",
+            {"limit": "max_uri_length", "max": limit, "length": len(uri)},
+        )
+
+
+def _require_uri(uri: str, limit: int) -> None:
+    _check_length(uri, limit)
     # A blank subscription can never be notified and would trip every later lookup of it.
     if not uri.strip():
         raise MCPError(INVALID_PARAMS, "URI must not be empty", {"uri": uri})

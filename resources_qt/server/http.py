@@ -17,7 +17,8 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.server.lowlevel import Server
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
 from pydantic import AnyHttpUrl
-from starlette.applications import Starlette
+
+from resources_qt.server.admission import EvictingAdmission
 
 __all__ = [
     "DEFAULT_MAX_REQUEST_BODY_SIZE",
@@ -97,9 +98,16 @@ def build_app(
     token: str | None,
     max_request_body_size: int = DEFAULT_MAX_REQUEST_BODY_SIZE,
     session_idle_timeout: float | None = None,
+    max_sessions: int | None = None,
     extra_hosts: Sequence[str] = (),
-) -> Starlette:
-    """The SDK's Streamable HTTP app at /mcp, with our security settings and optional bearer auth."""
+) -> Any:
+    """The SDK's Streamable HTTP app at /mcp, with our security settings and optional bearer auth.
+
+    At `max_sessions` open sessions a newcomer first evicts the longest-idle
+    session that has no request in flight and no stream open
+    (`resources_qt.server.admission`); only when every session is busy does
+    it get the SDK's 503.
+    """
     auth: AuthSettings | None = None
     verifier: StaticTokenVerifier | None = None
     if token:
@@ -107,7 +115,7 @@ def build_app(
         # The SDK wires bearer checking through AuthSettings; no authorization
         # server or metadata routes are mounted since resource_server_url is None.
         auth = AuthSettings(issuer_url=AnyHttpUrl(f"http://127.0.0.1:{port or 1}"), resource_server_url=None)
-    return server.streamable_http_app(
+    app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         transport_security=security_settings(host, extra_hosts),
         host=host,
@@ -115,7 +123,9 @@ def build_app(
         token_verifier=verifier,
         max_request_body_size=max_request_body_size,
         session_idle_timeout=session_idle_timeout,
+        max_sessions=max_sessions,
     )
+    return EvictingAdmission(app, server.session_manager)
 
 
 KEEP_ALIVE_SECONDS = 30
@@ -150,7 +160,7 @@ def endpoint_url(host: str, port: int) -> str:
 
 
 async def serve_uvicorn(
-    app: Starlette,
+    app: Any,
     sock: socket.socket,
     *,
     on_started: Callable[[], None],

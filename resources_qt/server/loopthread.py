@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import logging
 import threading
 from collections.abc import Callable, Coroutine
@@ -57,7 +58,7 @@ class LoopThread:
                 loop.run_until_complete(self._main_task)
             except asyncio.CancelledError:
                 pass
-            except BaseException as exc:  # noqa: BLE001 - reported, never lost: the thread is the server
+            except BaseException as exc:
                 error = exc
             finally:
                 try:
@@ -90,10 +91,8 @@ class LoopThread:
     def call_soon(self, fn: Callable[[], Any]) -> None:
         loop = self.loop
         if loop is not None and not loop.is_closed():
-            try:
+            with contextlib.suppress(RuntimeError):  # closed between the check and the call
                 loop.call_soon_threadsafe(fn)
-            except RuntimeError:  # closed between the check and the call
-                pass
 
     def cancel_main(self) -> None:
         task = self._main_task

@@ -73,7 +73,7 @@ async def preview_read(resources: Resources, uri: str, *, protocol_version: str 
         contents = await match.resource.read(uri, match.params)
     except MCPError as exc:
         return _outcome(uri, match, started, error=exc)
-    except Exception as exc:  # noqa: BLE001 - a reader bug must show in the preview, not crash the caller
+    except Exception as exc:
         return _outcome(uri, match, started, error=MCPError(-32603, f"{type(exc).__name__}: {exc}"))
     return _outcome(uri, match, started, contents=contents)
 

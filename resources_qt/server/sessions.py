@@ -63,7 +63,7 @@ class Session(ABC):
     async def send_list_changed(self) -> None:
         """Deliver notifications/resources/list_changed."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional: only listen streams have something to end
         """Ask the transport side to end this subscriber (server stop)."""
 
 
@@ -124,14 +124,16 @@ class SessionRegistry:
         with self._lock:
             return self._sessions.get(session_id)
 
-    def subscribe(self, session_id: str, uri: str) -> bool:
-        """Record a subscription; False when the session is unknown or already holds it."""
+    def subscribe(self, session_id: str, uri: str, *, limit: int | None = None) -> Literal["added", "known", "full"]:
+        """Record a subscription: "added", "known" (unknown session or held already) or "full" (at `limit`)."""
         with self._lock:
             session = self._sessions.get(session_id)
             if session is None or uri in session.subscriptions:
-                return False
+                return "known"
+            if limit is not None and len(session.subscriptions) >= limit:
+                return "full"
             session.subscriptions.add(uri)
-            return True
+            return "added"
 
     def unsubscribe(self, session_id: str, uri: str) -> bool:
         with self._lock:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import sys
@@ -12,10 +13,11 @@ import anyio
 
 __all__ = ["StdinClaim"]
 
-_claimed = False
+_claim_state = {"claimed": False}
 _claimed_lock = threading.Lock()
 
-_CHUNK = 65536
+_CHUNK = 1 << 20
+"""Bytes per read: large, so a long line takes few system calls."""
 
 
 class _WakeableLines:
@@ -30,6 +32,7 @@ class _WakeableLines:
         self._fd = fd
         self._wake_fd = wake_fd
         self._buffer = bytearray()
+        self._scanned = 0
         self._eof = False
         self._poll = select.poll()
         self._poll.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
@@ -37,19 +40,25 @@ class _WakeableLines:
 
     def readline(self) -> str:
         while True:
-            end = self._buffer.find(b"\n")
+            # Search only the bytes not searched yet: rescanning the whole
+            # buffer per chunk made a long line quadratic (200 MB: 20 s).
+            end = self._buffer.find(b"\n", self._scanned)
             if end >= 0:
                 line = bytes(self._buffer[: end + 1])
                 del self._buffer[: end + 1]
+                self._scanned = 0
                 return line.decode("utf-8", errors="replace")
+            self._scanned = len(self._buffer)
             if self._eof:
                 rest = bytes(self._buffer)
                 self._buffer.clear()
+                self._scanned = 0
                 return rest.decode("utf-8", errors="replace")
             ready = {fd for fd, _ in self._poll.poll()}
             if self._wake_fd in ready:
                 self._eof = True
                 self._buffer.clear()  # a partial message from a client being hung up on is dropped
+                self._scanned = 0
                 continue
             chunk = os.read(self._fd, _CHUNK)
             if chunk:
@@ -70,11 +79,10 @@ class StdinClaim:
     """
 
     def __init__(self) -> None:
-        global _claimed
         with _claimed_lock:
-            if _claimed:
+            if _claim_state["claimed"]:
                 raise RuntimeError("stdin is already being served by another stdio server in this process")
-            _claimed = True
+            _claim_state["claimed"] = True
         try:
             self._wire = os.dup(0)
             os.set_inheritable(self._wire, False)
@@ -86,7 +94,7 @@ class StdinClaim:
                 os.close(devnull)
         except BaseException:
             with _claimed_lock:
-                _claimed = False
+                _claim_state["claimed"] = False
             raise
         self._lock = threading.Lock()
         self._released = False
@@ -108,7 +116,6 @@ class StdinClaim:
 
     def release(self) -> None:
         """Give fd 0 its wire back; call once the reader has finished. Idempotent."""
-        global _claimed
         with self._lock:
             if self._released:
                 return
@@ -117,9 +124,7 @@ class StdinClaim:
                 os.dup2(self._wire, 0)
             finally:
                 for fd in (self._wire, self._wake_read, self._wake_write):
-                    try:
+                    with contextlib.suppress(OSError):
                         os.close(fd)
-                    except OSError:
-                        pass
                 with _claimed_lock:
-                    _claimed = False
+                    _claim_state["claimed"] = False

@@ -26,13 +26,23 @@ def create_pool(project: Project) -> SnippetPool:
         timeout=settings.reader_timeout,
         memory_limit_mb=settings.memory_limit_mb,
         prelude=project.prelude,
+        max_queued_reads=settings.max_queued_reads,
+        resource_concurrency=settings.resource_concurrency,
+        max_processes=settings.max_processes,
+        max_file_size_mb=settings.max_file_size_mb,
     )
 
 
 def configure_pool(pool: SnippetPool, settings: ServerSettings) -> None:
-    """Apply `[server]` reader_timeout, workers and memory_limit_mb to an existing pool."""
+    """Apply the pool's `[server]` limits (timeout, workers, memory, queue, concurrency, processes, files)."""
     pool.configure(
-        timeout=settings.reader_timeout, memory_limit_mb=settings.memory_limit_mb, workers=settings.workers
+        timeout=settings.reader_timeout,
+        memory_limit_mb=settings.memory_limit_mb,
+        workers=settings.workers,
+        max_queued_reads=settings.max_queued_reads,
+        resource_concurrency=settings.resource_concurrency,
+        max_processes=settings.max_processes,
+        max_file_size_mb=settings.max_file_size_mb,
     )
 
 
@@ -64,6 +74,7 @@ def snippet_resource(spec: ResourceSpec, pool: SnippetPool) -> Resource:
     """
     reader = _snippet_reader(spec, pool) if spec.reader.strip() else _missing_reader(spec)
     resource = spec.to_resource(reader)
+    resource.unchecked_values = spec.unchecked_values
     if spec.is_template and spec.complete.strip():
         completer = _snippet_completer(spec, pool)
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 import sys
 import types
 from dataclasses import dataclass
@@ -9,52 +10,70 @@ from typing import Any
 
 __all__ = ["GUARDED_MODULES", "ModuleGuard"]
 
-GUARDED_MODULES = ("builtins", "json", "json.encoder", "json.decoder", "json.scanner", "base64", "binascii")
-"""Modules every result conversion or snippet commonly leans on; the studio's own modules are added."""
+GUARDED_MODULES = (
+    "builtins",
+    "json",
+    "json.encoder",
+    "json.decoder",
+    "base64",
+    "binascii",
+    "resources_qt.content",
+    "resources_qt.snippets.namespace",
+    "resources_qt.snippets.wire",
+)
+"""Modules the result conversion or snippets commonly lean on."""
 
-_OWN_PREFIX = "resources_qt"
+GUARDED_CLASSES = (("json", "JSONEncoder"), ("json", "JSONDecoder"), ("resources_qt.content", "ResourceContent"))
+"""Classes whose methods the conversion or snippets call."""
+
 _MISSING = object()
+_is = operator.is_
 
 
 @dataclass(frozen=True, slots=True)
 class _Saved:
-    namespace: dict[str, Any]
-    items: tuple[tuple[str, Any], ...]
+    """One namespace (a module's dict or a class's mappingproxy) and its names and values then."""
+
+    owner: object
+    namespace: Any
+    keys: tuple[str, ...]
+    values: tuple[Any, ...]
+
+    @classmethod
+    def of(cls, owner: object, namespace: Any) -> _Saved:
+        items = tuple(namespace.items())
+        return cls(owner, namespace, tuple(k for k, _ in items), tuple(v for _, v in items))
+
+    def changed(self) -> bool:
+        # map/all run in C: a few microseconds for a thousand names.
+        current = map(self.namespace.get, self.keys, (_MISSING,) * len(self.keys))
+        return not all(map(_is, current, self.values)) or len(self.namespace) != len(self.keys)
 
 
 class ModuleGuard:
     """A snapshot of the guarded modules' namespaces and classes, restored by `restore()`.
 
-    Checking costs one identity comparison per saved name (a few thousand),
-    far below a read's round trip; a patch is undone only when found. Names
-    a snippet adds to a module are left (existing code never looks them
-    up); attributes added to a guarded class are removed, since they can
-    shadow inherited ones.
+    The check is an identity comparison per saved name, done in C; the
+    worker runs it after sending each answer, so it costs no read any time.
+    A namespace is only rewritten when found changed.
+    Names a snippet adds to a module are left (existing code never looks
+    them up); attributes added to a guarded class are removed, since they
+    can shadow inherited ones.
     """
 
-    def __init__(
-        self,
-        modules: dict[str, types.ModuleType],
-        saved: list[_Saved],
-        classes: list[tuple[type, dict[str, Any]]],
-    ) -> None:
+    def __init__(self, modules: dict[str, types.ModuleType], saved: list[_Saved]) -> None:
         self._modules = modules
         self._saved = saved
-        self._classes = classes
 
     @classmethod
     def snapshot(cls) -> ModuleGuard:
-        names = [*GUARDED_MODULES, *(n for n in list(sys.modules) if n.split(".")[0] == _OWN_PREFIX)]
-        modules = {n: m for n in names if isinstance(m := sys.modules.get(n), types.ModuleType)}
-        saved = [_Saved(vars(m), tuple(vars(m).items())) for m in modules.values()]
-        classes: list[tuple[type, dict[str, Any]]] = []
-        for module in modules.values():
-            if module.__name__ == "builtins":
-                continue  # built-in types cannot be patched
-            for value in vars(module).values():
-                if isinstance(value, type) and value.__module__ == module.__name__:
-                    classes.append((value, dict(vars(value))))
-        return cls(modules, saved, classes)
+        modules = {n: m for n in GUARDED_MODULES if isinstance(m := sys.modules.get(n), types.ModuleType)}
+        saved = [_Saved.of(m, vars(m)) for m in modules.values()]
+        for module_name, class_name in GUARDED_CLASSES:
+            value = getattr(modules.get(module_name), class_name, None)
+            if isinstance(value, type):
+                saved.append(_Saved.of(value, vars(value)))
+        return cls(modules, saved)
 
     def restore(self) -> int:
         """Undo changes since the snapshot; returns how many names were put back (0 normally)."""
@@ -64,19 +83,25 @@ class ModuleGuard:
                 sys.modules[name] = module
                 restored += 1
         for entry in self._saved:
-            namespace = entry.namespace
-            for key, value in entry.items:
-                if namespace.get(key, _MISSING) is not value:
-                    namespace[key] = value
-                    restored += 1
-        for klass, attributes in self._classes:
-            current = vars(klass)
-            for key, value in attributes.items():
-                if current.get(key, _MISSING) is not value:
-                    setattr(klass, key, value)
-                    restored += 1
-            if len(current) != len(attributes):
-                for key in [k for k in current if k not in attributes]:
-                    delattr(klass, key)
-                    restored += 1
+            if entry.changed():
+                restored += _put_back(entry)
         return restored
+
+
+def _put_back(entry: _Saved) -> int:
+    restored = 0
+    is_class = isinstance(entry.owner, type)
+    namespace = entry.namespace
+    for key, value in zip(entry.keys, entry.values, strict=True):
+        if namespace.get(key, _MISSING) is not value:
+            if is_class:
+                setattr(entry.owner, key, value)
+            else:
+                namespace[key] = value
+            restored += 1
+    if is_class and len(namespace) != len(entry.keys):
+        known = set(entry.keys)
+        for key in [k for k in namespace if k not in known]:
+            delattr(entry.owner, key)
+            restored += 1
+    return restored

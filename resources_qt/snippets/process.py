@@ -156,7 +156,7 @@ class WorkerProcess:
             except wire.WireError as exc:
                 # The channel can no longer be trusted to be in step: this
                 # call fails and the worker is replaced; nothing else is touched.
-                logger.error("Snippet worker %s sent a message that does not decode: %s", self.name, exc)
+                logger.error("Snippet worker %s sent a message that does not decode: %r", self.name, str(exc))
                 self.kill()
                 return Failed("internal", messages.call_failed(call, f"its answer could not be decoded ({exc})"))
             if isinstance(message, Output):

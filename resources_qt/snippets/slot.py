@@ -181,7 +181,7 @@ class Slot:
             if self.core.closed:
                 reply = Failed("unavailable", messages.unavailable(call, "the snippet pool was closed"))
             else:
-                logger.warning("Snippet worker %s replaced: %s", self.name, reply.message)
+                logger.warning("Snippet worker %s replaced: %r", self.name, reply.message)
         if chunks:
             uri = call.uri if isinstance(call, ReadCall) else ""
             self.core.emit_read_output(

@@ -26,9 +26,10 @@ rights and can do anything the user can):
   another resource's result is converted or framed, and nothing a snippet
   returns is ever unpickled by the server.
 - After every call the worker puts back what a snippet changed in a guarded
-  set of shared modules (builtins, json, base64, binascii and the studio's own
-  modules, plus their `sys.modules` entries), so such a patch lasts for that
-  call only. Other modules a snippet patches stay patched in that worker.
+  set of shared modules and classes (builtins, json, base64, binascii, the
+  content helpers; `resources_qt.snippets.guard`), so such a patch lasts for
+  that call only. Other modules a snippet patches stay patched in that
+  worker until it is replaced.
 """
 
 from __future__ import annotations
@@ -120,7 +121,6 @@ def worker_main(conn: Connection, config: WorkerConfig) -> None:
                 continue
             reply = worker.handle(message)
             capture.finish()
-            guard.restore()
             try:
                 send(reply)
             except (OSError, EOFError):
@@ -131,6 +131,9 @@ def worker_main(conn: Connection, config: WorkerConfig) -> None:
                 send(
                     Failed("result", messages.call_failed(message, f"the result cannot be sent back: {exc}"))
                 )
+            # After the answer is on its way, so the check costs no read any time;
+            # still before the next call starts.
+            guard.restore()
     finally:
         capture.finish()
         os._exit(0)
@@ -241,7 +244,9 @@ def _limit_processes_and_files(max_processes: int, max_file_size_mb: int) -> Non
         return
     limits = []
     if max_processes > 0 and hasattr(resource, "RLIMIT_NPROC"):
-        limits.append((resource.RLIMIT_NPROC, max_processes))
+        # The kernel counts every process and thread of the user, not of this
+        # worker: the worker may create max_processes more than exist now.
+        limits.append((resource.RLIMIT_NPROC, _user_tasks() + max_processes))
     if max_file_size_mb > 0 and hasattr(resource, "RLIMIT_FSIZE"):
         # A write past the limit then fails with EFBIG instead of killing the worker.
         with contextlib.suppress(OSError, ValueError, AttributeError):
@@ -252,6 +257,30 @@ def _limit_processes_and_files(max_processes: int, max_file_size_mb: int) -> Non
         soft = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
         with contextlib.suppress(ValueError, OSError):
             resource.setrlimit(which, (soft, hard))
+
+
+def _user_tasks() -> int:
+    """Processes and threads of this worker's user now (0 where /proc cannot tell)."""
+    uid = os.getuid()
+    total = 0
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return 0
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            if os.stat(f"/proc/{entry}").st_uid != uid:
+                continue
+            with open(f"/proc/{entry}/status", encoding="ascii", errors="replace") as handle:
+                for line in handle:
+                    if line.startswith("Threads:"):
+                        total += int(line.split()[1])
+                        break
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
 
 
 def _detach_from_terminal() -> None:

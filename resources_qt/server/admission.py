@@ -1,0 +1,113 @@
+"""EvictingAdmission: at the session cap, a newcomer evicts the longest-idle session without a stream."""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+__all__ = ["EvictingAdmission"]
+
+logger = logging.getLogger(__name__)
+
+_HEADER = MCP_SESSION_ID_HEADER.encode("latin-1")
+
+
+class EvictingAdmission:
+    """ASGI wrapper around the SDK's Streamable HTTP app.
+
+    It watches which session each request belongs to: when it was last
+    active and how many of its requests (an open GET stream included) are
+    in flight. When a request that would open a session arrives while the
+    SDK's manager holds `max_sessions`, the session idle longest with nothing
+    in flight is ended first (as if its client had sent DELETE), so one
+    client that opens sessions and walks away cannot lock everyone out. If
+    every session is busy, the SDK answers 503 as before.
+    """
+
+    def __init__(self, app: ASGIApp, manager: StreamableHTTPSessionManager) -> None:
+        self.app = app
+        self.manager = manager
+        self._last_active: dict[str, float] = {}
+        self._in_flight: dict[str, int] = {}
+        self.evicted = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        session_id = _session_header(scope)
+        if session_id is None:
+            if scope.get("method") == "POST" and self._full():
+                await self._evict_one()
+            await self.app(scope, receive, _LearnSession(send, self))
+            return
+        self._in_flight[session_id] = self._in_flight.get(session_id, 0) + 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            left = self._in_flight.get(session_id, 1) - 1
+            if left > 0:
+                self._in_flight[session_id] = left
+            else:
+                self._in_flight.pop(session_id, None)
+            if session_id in self._sessions():
+                self._last_active[session_id] = time.monotonic()
+            else:
+                self._last_active.pop(session_id, None)
+
+    def learned(self, session_id: str) -> None:
+        self._last_active[session_id] = time.monotonic()
+
+    def _sessions(self) -> dict[str, Any]:
+        # The manager's registry of live transports: the SDK offers no public view of it.
+        sessions: dict[str, Any] = getattr(self.manager, "_server_instances", {})
+        return sessions
+
+    def _full(self) -> bool:
+        limit = self.manager.max_sessions
+        return limit is not None and len(self._sessions()) >= limit
+
+    async def _evict_one(self) -> None:
+        sessions = self._sessions()
+        for gone in [sid for sid in self._last_active if sid not in sessions]:
+            del self._last_active[gone]
+        idle = [(self._last_active.get(sid, 0.0), sid) for sid in sessions if not self._in_flight.get(sid)]
+        if not idle:
+            return
+        _, victim = min(idle)
+        transport = sessions.get(victim)
+        if transport is None:
+            return
+        logger.info("Session limit reached: ending the longest-idle session %r", victim)
+        self._last_active.pop(victim, None)
+        self.evicted += 1
+        await self.manager._discard_session(victim, transport)
+
+
+class _LearnSession:
+    """A `send` that notes the session id the SDK gives a newly opened session."""
+
+    def __init__(self, send: Send, admission: EvictingAdmission) -> None:
+        self._send = send
+        self._admission = admission
+
+    async def __call__(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            for name, value in message.get("headers", ()):
+                if name.lower() == _HEADER:
+                    self._admission.learned(value.decode("latin-1"))
+                    break
+        await self._send(message)
+
+
+def _session_header(scope: Scope) -> str | None:
+    for name, value in scope.get("headers", ()):
+        if name == _HEADER:
+            text: str = value.decode("latin-1")
+            return text
+    return None
