@@ -1,0 +1,108 @@
+"""NotificationRelay: the one seam between a server's notifications, its own subscribers and the bus."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Protocol
+
+from resources_qt.bus.events import BusEvent, Envelope, ListChanged, Updated
+
+__all__ = ["Bus", "LocalDelivery", "NotificationRelay"]
+
+logger = logging.getLogger(__name__)
+
+
+class LocalDelivery(Protocol):
+    """What a server does with a notification for its own subscribers."""
+
+    async def deliver_list_changed(self) -> int:
+        """Send list_changed to this server's listeners; returns how many got it."""
+        ...
+
+    async def deliver_updated(self, uri: str, session_id: str | None) -> int:
+        """Send updated to this server's subscribers of `uri` (only `session_id` if given)."""
+        ...
+
+    def holds_session(self, session_id: str) -> bool:
+        """True when the session lives on this server."""
+        ...
+
+    def accepts(self, event: BusEvent) -> bool:
+        """False when this server's switches turn such notifications off (checked for remote events)."""
+        ...
+
+
+class Bus(Protocol):
+    """A replica's endpoint on a shared channel (RedisBus is the one shipped)."""
+
+    origin: str
+    channel: str
+
+    @property
+    def connected(self) -> bool: ...
+
+    def post(self, event: BusEvent, *, session_id: str | None = None) -> bool: ...
+
+    def add_listener(self, listener: Callable[[Envelope], Awaitable[None]]) -> Callable[[], None]: ...
+
+    async def start(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+class NotificationRelay:
+    """Every notification a server sends passes here exactly once.
+
+    It is delivered to this server's subscribers at once and, with a bus,
+    posted with this replica's origin (never awaited: Redis being slow or
+    away must not hold up the sender). Events from other replicas are
+    delivered to the local subscribers; the bus already drops this
+    replica's own echoes, which were delivered when sent. A per-session
+    event for a session that lives here is not posted at all: no other
+    replica holds it.
+    """
+
+    def __init__(self, local: LocalDelivery, bus: Bus | None = None) -> None:
+        self.local = local
+        self.bus = bus
+        self._unlisten: Callable[[], None] | None = None
+
+    async def start(self) -> None:
+        """Start the bus (if any) on the running loop; returns at once, whether Redis is up or not."""
+        if self.bus is None or self._unlisten is not None:
+            return
+        self._unlisten = self.bus.add_listener(self._on_remote)
+        await self.bus.start()
+
+    async def close(self) -> None:
+        if self.bus is None:
+            return
+        if self._unlisten is not None:
+            self._unlisten()
+            self._unlisten = None
+        await self.bus.close()
+
+    async def list_changed(self) -> int:
+        sent = await self.local.deliver_list_changed()
+        if self.bus is not None:
+            self.bus.post(ListChanged())
+        return sent
+
+    async def updated(self, uri: str, session_id: str | None = None) -> int:
+        sent = await self.local.deliver_updated(uri, session_id)
+        if self.bus is not None and (session_id is None or not self.local.holds_session(session_id)):
+            self.bus.post(Updated(uri), session_id=session_id)
+        return sent
+
+    async def _on_remote(self, envelope: Envelope) -> None:
+        event = envelope.event
+        if not self.local.accepts(event):
+            return
+        if isinstance(event, Updated):
+            if envelope.session_id is not None and not self.local.holds_session(envelope.session_id):
+                return  # the session lives on another replica (or nowhere)
+            await self.local.deliver_updated(event.uri, envelope.session_id)
+        else:
+            await self.local.deliver_list_changed()
+        logger.debug("Delivered %s from replica %s", type(event).__name__, envelope.origin)

@@ -1,0 +1,153 @@
+"""NotificationRelay over a real Redis: local delivery at once, remote delivery once, per-session routing."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+
+import pytest
+from helpers.redis_server import RedisServer, redis_server
+
+from resources_qt.bus.events import BusEvent, ListChanged
+from resources_qt.bus.redis_bus import RedisBus
+from resources_qt.bus.relay import NotificationRelay
+
+pytestmark = pytest.mark.anyio
+
+TIMEOUT = 10.0
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[RedisServer]:
+    with redis_server(tmp_path) as started:
+        yield started
+
+
+async def until(predicate: Callable[[], bool], timeout: float = TIMEOUT) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not predicate():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("condition not reached in time")
+        await asyncio.sleep(0.01)
+
+
+class Replica:
+    """A server's own subscribers, reduced to what they received (the LocalDelivery side of a relay)."""
+
+    def __init__(self, sessions: set[str], *, notifications: bool = True, subscriptions: bool = True) -> None:
+        self.sessions = sessions
+        self.notifications = notifications
+        self.subscriptions = subscriptions
+        self.received: list[tuple[str, str, str | None]] = []
+
+    async def deliver_list_changed(self) -> int:
+        self.received.append(("list_changed", "", None))
+        return len(self.sessions)
+
+    async def deliver_updated(self, uri: str, session_id: str | None) -> int:
+        self.received.append(("updated", uri, session_id))
+        return 1
+
+    def holds_session(self, session_id: str) -> bool:
+        return session_id in self.sessions
+
+    def accepts(self, event: BusEvent) -> bool:
+        return self.notifications if isinstance(event, ListChanged) else self.subscriptions
+
+
+@pytest.fixture
+async def fleet(server: RedisServer) -> AsyncIterator[list[tuple[Replica, NotificationRelay]]]:
+    members = []
+    for index, sessions in enumerate(({"a-1", "a-2"}, {"b-1"}, set())):
+        replica = Replica(sessions, subscriptions=index != 2)
+        bus = RedisBus(server.url, channel="resource-studio:relay", origin=f"replica-{index}", backoff_initial=0.05)
+        relay = NotificationRelay(replica, bus)
+        await relay.start()
+        assert await bus.wait_connected(TIMEOUT)
+        members.append((replica, relay))
+    yield members
+    for _, relay in members:
+        await relay.close()
+
+
+async def test_each_replica_delivers_each_notification_once(fleet: list[tuple[Replica, NotificationRelay]]) -> None:
+    (a, relay_a), (b, relay_b), (c, _relay_c) = fleet
+    assert await relay_a.list_changed() == 2
+    await relay_b.updated("demo://x")
+    # The sender delivered at once, before anything crossed Redis.
+    assert a.received == [("list_changed", "", None)]
+    assert b.received[-1] == ("updated", "demo://x", None)
+    await until(lambda: len(a.received) == 2 and len(b.received) == 2)
+    await until(lambda: len(c.received) == 1)
+    assert a.received == [("list_changed", "", None), ("updated", "demo://x", None)]
+    assert b.received == [("updated", "demo://x", None), ("list_changed", "", None)]
+    # Replica c serves without subscriptions: updated is not for it, list_changed is.
+    assert c.received == [("list_changed", "", None)]
+
+
+async def test_per_session_sends_reach_only_where_the_session_lives(
+    fleet: list[tuple[Replica, NotificationRelay]],
+) -> None:
+    (a, relay_a), (b, relay_b), (_c, relay_c) = fleet
+    await relay_a.updated("demo://mine", "a-1")  # local session: delivered here, never published
+    await relay_a.updated("demo://theirs", "b-1")  # b's session: a finds no subscriber, b delivers
+    await relay_b.updated("demo://nobody", "gone")  # lives nowhere: everyone else ignores it
+    await until(lambda: ("updated", "demo://theirs", "b-1") in b.received)
+    await relay_c.list_changed()  # a marker: once it arrived everywhere, everything before it has too
+    await until(lambda: ("list_changed", "", None) in a.received and ("list_changed", "", None) in b.received)
+    assert a.received == [("updated", "demo://mine", "a-1"), ("updated", "demo://theirs", "b-1"),
+                          ("list_changed", "", None)]
+    assert b.received == [("updated", "demo://nobody", "gone"), ("updated", "demo://theirs", "b-1"),
+                          ("list_changed", "", None)]
+    bus_a = relay_a.bus
+    assert isinstance(bus_a, RedisBus)
+    assert bus_a.stats.published == 1  # only the send for b's session left replica a
+
+
+async def test_without_a_bus_the_relay_only_delivers_locally() -> None:
+    replica = Replica({"s"})
+    relay = NotificationRelay(replica)
+    await relay.start()
+    await relay.updated("demo://x")
+    await relay.list_changed()
+    await relay.close()
+    assert replica.received == [("updated", "demo://x", None), ("list_changed", "", None)]
+
+
+async def test_with_redis_down_the_sender_still_delivers(tmp_path: Path) -> None:
+    replica = Replica({"s"})
+    bus = RedisBus(RedisServer(tmp_path).url, channel="resource-studio:relay", backoff_initial=0.05)
+    relay = NotificationRelay(replica, bus)
+    await relay.start()
+    try:
+        await until(lambda: bus.stats.attempts >= 1)
+        await relay.updated("demo://x")
+        await relay.list_changed()
+        assert replica.received == [("updated", "demo://x", None), ("list_changed", "", None)]
+        assert bus.stats.unpublished == 2
+    finally:
+        await relay.close()
+
+
+async def test_an_unpublishable_uri_is_delivered_locally_and_logged(
+    server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    replica = Replica(set())
+    bus = RedisBus(server.url, channel="resource-studio:relay")
+    relay = NotificationRelay(replica, bus)
+    await relay.start()
+    try:
+        assert await bus.wait_connected(TIMEOUT)
+        await relay.updated("has space")
+    finally:
+        await relay.close()
+    assert replica.received == [("updated", "has space", None)]
+    assert bus.stats.unpublished == 1 and bus.stats.published == 0
+    assert any("not published" in r.getMessage() and "uri: must not contain spaces" in r.getMessage()
+               for r in caplog.records)
