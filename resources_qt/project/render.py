@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import datetime
+import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
-
-import tomlkit
 
 from resources_qt.errors import ValidationError
 from resources_qt.project.model import FORMAT_VERSION, Project, ResourceSpec, ServerSettings
@@ -65,10 +64,27 @@ def _check_encodable(text: str) -> None:
         )
 
 
+_ESCAPES = {code: f"\\u{code:04x}" for code in (*range(0x20), 0x7F)}
+_ESCAPES.update({ord('"'): '\\"', ord("\\"): "\\\\", ord("\n"): "\\n", ord("\t"): "\\t", ord("\r"): "\\r"})
+
+
 def string(text: str) -> str:
     """A one-line basic string, escaped only where TOML requires it."""
+    # str.translate, not tomlkit's escaper: saving 1,000 resources renders ~10,000 strings.
     _check_encodable(text)
-    return tomlkit.string(text).as_string()
+    return '"' + text.translate(_ESCAPES) + '"'
+
+
+def _number(item: bool | float) -> str:
+    if isinstance(item, bool):
+        return "true" if item else "false"
+    if isinstance(item, int):
+        return str(item)
+    if math.isnan(item):
+        return "nan"
+    if math.isinf(item):
+        return "inf" if item > 0 else "-inf"
+    return repr(item)
 
 
 def block(text: str) -> str:
@@ -115,7 +131,7 @@ def key(name: str) -> str:
 def value(item: Any) -> str:
     """Any TOML value in the house style: inline tables `{ a = 1 }`, arrays `[1, 2]`."""
     if isinstance(item, bool | int | float):
-        return tomlkit.item(item).as_string()
+        return _number(item)
     if isinstance(item, str):
         return string(item)
     if isinstance(item, Mapping):

@@ -1,8 +1,10 @@
-"""Fuzzing the project loader: broken TOML and wrong shapes give a ProjectError, never another exception."""
+"""Fuzzing the project loader and writer: broken TOML, wrong shapes and key bombs give a ProjectError, never
+another exception; whatever loads is written back byte for byte, and edited, loads back as the model."""
 
 from __future__ import annotations
 
 import string
+import tracemalloc
 from typing import Any
 
 import pytest
@@ -11,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from stress_support import scaled
 
-from resources_qt.project import Project, ProjectError, loads_project
+from resources_qt.project import Project, ProjectError, dumps_project, loads_project
 
 pytestmark = pytest.mark.stress
 
@@ -63,6 +65,13 @@ def _load(text: str) -> None:
         assert "fuzz.toml" in exc.message, "a ProjectError must name the file"
         return
     assert isinstance(result, Project)
+    # Whatever loads is written back unchanged, and an edit loads back as the model.
+    assert dumps_project(result) == text
+    result.prelude += "EDITED = 1\n"
+    result.server.name = "edited"
+    if result.resources:
+        result.resources[-1].title = "edited"
+    assert loads_project(dumps_project(result), strict=False) == result
 
 
 def test_valid_seed_loads() -> None:
@@ -111,9 +120,13 @@ _VALUES = st.recursive(
     max_leaves=6,
 )
 _SERVER_KEYS = ["name", "version", "instructions", "notifications", "subscriptions", "reader_timeout", "workers",
-                "memory_limit_mb", "page_size", "cache_ttl_ms", "cache_scope", "bogus"]
+                "memory_limit_mb", "page_size", "cache_ttl_ms", "cache_scope", "max_queued_reads",
+                "resource_concurrency", "max_processes", "max_file_size_mb", "max_subscriptions", "max_uri_length",
+                "max_sessions", "session_idle_timeout", "mask_errors", "bogus"]
 _RESOURCE_KEYS = ["name", "title", "description", "uri", "uri_template", "mime_type", "size", "icons",
-                  "annotations", "samples", "completions", "complete", "cache", "reader", "bogus"]
+                  "annotations", "samples", "completions", "complete", "cache", "unchecked_values", "reader",
+                  "bogus"]
+_TEST_KEYS = ["name", "uri", "expect", "bogus"]
 
 
 def _table(keys: list[str]) -> st.SearchStrategy[dict[str, Any]]:
@@ -129,6 +142,7 @@ def _table(keys: list[str]) -> st.SearchStrategy[dict[str, Any]]:
             "prelude": _VALUES,
             "server": _table(_SERVER_KEYS) | _VALUES,
             "resources": st.lists(_table(_RESOURCE_KEYS) | _VALUES, max_size=4) | _VALUES,
+            "tests": st.lists(_table(_TEST_KEYS) | _VALUES, max_size=3) | _VALUES,
             "extra": _VALUES,
         },
     )
@@ -139,3 +153,31 @@ def test_wrong_shapes(document: dict[str, Any]) -> None:
     except (TypeError, ValueError):
         return  # not expressible as TOML (e.g. None inside an array); nothing to feed the loader
     _load(text)
+
+
+_BOMB_PARTS = scaled(20_000, 100_000)
+
+
+@FUZZ
+@given(
+    st.sampled_from(["key", "header", "array-header", "nested-array", "nested-table", "quoted"]),
+    st.sampled_from(["", "[server]\n", "[[resources]]\n", "prelude = 'x'\n"]),
+)
+def test_key_bombs_are_refused_with_bounded_memory(shape: str, before: str) -> None:
+    dotted = ".".join(["a"] * _BOMB_PARTS)
+    bomb = {
+        "key": f"{dotted} = 1",
+        "header": f"[{dotted}]",
+        "array-header": f"[[{dotted}]]",
+        "nested-array": "x = " + "[" * _BOMB_PARTS + "]" * _BOMB_PARTS,
+        "nested-table": "x = " + "{ a = " * _BOMB_PARTS + "1" + " }" * _BOMB_PARTS,
+        "quoted": ".".join(['"a"'] * _BOMB_PARTS) + " = 1",
+    }[shape]
+    tracemalloc.start()
+    try:
+        with pytest.raises(ProjectError, match=r"refused before parsing|lines may be at most"):
+            loads_project(f"format = 1\n{before}{bomb}\n", source="bomb.toml")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 * 1024 * 1024, peak
