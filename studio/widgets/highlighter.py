@@ -168,8 +168,11 @@ class ThemedHighlighter(QSyntaxHighlighter):
 
     def __init__(self, document: QTextDocument) -> None:
         super().__init__(document)
+        # The widget showing the document: a QPlainTextEdit's own document hangs off its text control.
         owner = document.parent()
-        self._owner = owner if isinstance(owner, QWidget) else None
+        while owner is not None and not isinstance(owner, QWidget):
+            owner = owner.parent()
+        self._owner: QWidget | None = owner
         palette = self._owner.palette() if self._owner is not None else QGuiApplication.palette()
         self._theme: EditorTheme = theme_for_palette(palette)
         if self._owner is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from helpers.contrast import contrast, dark_palette, grab, text_contrast
 from PySide6.QtCore import QRect
-from PySide6.QtGui import QPalette, QTextCursor
+from PySide6.QtGui import QColor, QPalette, QTextCursor
 
 from studio.widgets.editor_theme import DARK_STYLE, LIGHT_STYLE
 from studio.widgets.snippet_editor import SnippetEditor
@@ -87,3 +87,21 @@ def test_palette_change_re_themes_the_highlighter(qtbot):
                     base) >= 4.5
     editor.setPalette(QPalette())
     assert keyword_color(editor) == light
+
+
+def test_a_span_highlighter_on_a_plain_text_view_follows_its_palette(qtbot):
+    from PySide6.QtWidgets import QPlainTextEdit
+
+    from studio.widgets.highlighter import SpanHighlighter, lex_spans, lexer_for_mime
+
+    view = QPlainTextEdit()
+    qtbot.addWidget(view)
+    text = '{"key": 1}'
+    highlighter = SpanHighlighter(view.document(), lex_spans(text, lexer_for_mime("application/json")))
+    view.setPlainText(text)
+    assert highlighter.theme.style == LIGHT_STYLE
+    view.setPalette(dark_palette())
+    assert highlighter.theme.style == DARK_STYLE
+    colors = {r.format.foreground().color().name() for r in view.document().firstBlock().layout().formats()}
+    base = dark_palette().color(QPalette.ColorRole.Base)
+    assert colors and all(contrast(QColor(c), base) >= 4.5 for c in colors)
