@@ -272,11 +272,18 @@ class ServerPanel(QWidget):
         Subscribed URIs come from the sessions and are listed first. `reset` (another project
         was opened) drops what the field showed, so no URI of the previous project lingers.
         """
+        offered_before = set(self._direct_uris) | set(self._sample_uris)
         self._direct_uris = list(uris)
         self._sample_uris = [uri for uri in samples if uri not in self._direct_uris]
         if reset:
             self.notify_uri.setEditText("")
             self._typed, self._chosen, self._current_uri = False, "", ""
+        elif offered_before:
+            # An address (or a template's default sample) that just appeared is the one being edited:
+            # the box follows it, as it follows `set_current_uri`.
+            fresh = [uri for uri in (*self._direct_uris, *self._sample_uris) if uri not in offered_before]
+            if len(fresh) == 1:
+                self._current_uri = fresh[0]
         self._refill_notify_uris()
 
     def set_current_uri(self, uri: str) -> None:

@@ -194,6 +194,17 @@ def test_notify_uri_follows_the_project_until_the_user_types(panel, qtbot):
     assert widget.notify_uri.currentText() == "docs://other"
 
 
+def test_notify_uri_follows_an_edited_address_without_being_told(panel):
+    widget, _ = panel
+    widget.set_direct_uris(["docs://readme", "docs://config"], samples=["tickets://id-1"])
+    assert widget.notify_uri.currentText() == "docs://readme"
+    # The user edits a template's address in the form: its default sample changes.
+    widget.set_direct_uris(["docs://readme", "docs://config"], samples=["issues://id-1"])
+    assert widget.notify_uri.currentText() == "issues://id-1"
+    widget.set_direct_uris(["docs://readme", "docs://settings"], samples=["issues://id-1"])
+    assert widget.notify_uri.currentText() == "docs://settings"
+
+
 def test_disabled_notify_buttons_say_why_inline(panel, qtbot):
     widget, model = panel
     widget.show()
