@@ -183,3 +183,19 @@ def test_a_bad_test_declaration_is_a_project_error(tmp_path: Path, capsys: pytes
     err = capsys.readouterr().err
     assert err.startswith(f"resource-studio test: error: {project}:")
     assert "unknown expectation key 'mime'" in err and len(_lines(err)) == 1
+
+
+EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.toml"))
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda path: path.name)
+def test_every_bundled_example_passes_its_tests_in_both_eras(example: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    code = test_main([str(example), "--era", "both"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    last = _lines(out)[-1]
+    assert last.endswith(" passed, 0 failed")
+    declared = sum(1 for line in example.read_text(encoding="utf-8").splitlines() if line == "[[tests]]")
+    assert declared >= 3  # each example carries a few meaningful tests of its own
+    assert int(last.split()[0]) > 2 * declared  # plus its samples, in each era
