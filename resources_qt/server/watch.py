@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -25,7 +26,15 @@ logger = logging.getLogger(__name__)
 
 
 class ProjectWatcher:
-    """Reloads `path` when its size or mtime changes; a broken save keeps the previous version serving."""
+    """Reloads `path` once a change to it has settled; a broken or moving save keeps the previous version.
+
+    A change counts once the file's size and mtime have stayed the same for
+    `settle` seconds, so a writer that pauses between parts (an editor's
+    slow save, a script appending resources) is not caught mid-write. The
+    file is stamped again after parsing: if it changed meanwhile, that parse
+    is dropped and the newer version waits its turn. A file that does not
+    parse keeps the old catalogue serving.
+    """
 
     def __init__(
         self,
@@ -35,25 +44,29 @@ class ProjectWatcher:
         project: Project,
         make: MakeResource,
         set_prelude: Callable[[str], None],
-        interval: float = 0.3,
+        interval: float = 0.2,
+        settle: float = 1.0,
     ) -> None:
+        if not (interval > 0 and settle >= 0):
+            raise ValueError(f"interval must be positive and settle not negative, not {interval!r}, {settle!r}")
         self._path = path
         self._server = server
         self._project = project
         self._make = make
         self._set_prelude = set_prelude
         self._interval = interval
+        self._settle = settle
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._stamp = self._read_stamp()
         self.reloads = 0
 
-    def _read_stamp(self) -> tuple[int, int] | None:
+    def _read_stamp(self) -> tuple[int, int, int] | None:
         try:
             st = os.stat(self._path)
         except OSError:
             return None
-        return (st.st_mtime_ns, st.st_size)
+        return (st.st_mtime_ns, st.st_size, st.st_ino)
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="project-watcher", daemon=True)
@@ -65,18 +78,38 @@ class ProjectWatcher:
             self._thread.join(5.0)
 
     def _run(self) -> None:
+        pending: tuple[int, int, int] | None = None
+        since = 0.0
         while not self._stop.wait(self._interval):
             stamp = self._read_stamp()
             if stamp is None or stamp == self._stamp:
+                pending = None
                 continue
-            # Wait one more tick so a save in progress has settled.
-            if self._stop.wait(self._interval / 2) or self._read_stamp() != stamp:
+            now = time.monotonic()
+            if stamp != pending:
+                pending, since = stamp, now  # still moving: start the settle time again
                 continue
-            self._stamp = stamp
+            if now - since < self._settle:
+                continue
+            pending = None
             try:
-                self.reload()
+                self._reload_stamped(stamp)
             except Exception:
                 logger.exception("Reloading %s failed", self._path)
+
+    def _reload_stamped(self, stamp: tuple[int, int, int]) -> None:
+        try:
+            new = load_project(self._path)
+        except ProjectError as exc:
+            if self._read_stamp() == stamp:
+                self._stamp = stamp  # a settled broken file: wait for the next save
+                logger.warning("Not reloading %s: %s", self._path, exc.message)
+            return
+        if self._read_stamp() != stamp:
+            logger.info("%s changed while it was read; waiting for it to settle", self._path)
+            return
+        self._stamp = stamp
+        self._apply(new)
 
     def reload(self) -> ChangeSummary | None:
         """Load the file now and apply it; None when it does not load (the old version keeps serving)."""
@@ -85,6 +118,10 @@ class ProjectWatcher:
         except ProjectError as exc:
             logger.warning("Not reloading %s: %s", self._path, exc.message)
             return None
+        self._stamp = self._read_stamp()
+        return self._apply(new)
+
+    def _apply(self, new: Project) -> ChangeSummary:
         old = self._project
         if new.server != old.server:
             logger.warning("Server settings changed in %s; restart to apply them", self._path)
