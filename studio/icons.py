@@ -7,7 +7,7 @@ import logging
 from importlib import resources
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QSize, Qt
+from PySide6.QtCore import QByteArray, QRect, QSize, Qt
 from PySide6.QtGui import QIcon, QIconEngine, QImage, QPainter, QPixmap
 from PySide6.QtSvg import QSvgRenderer
 
@@ -75,7 +75,7 @@ class _SvgIconEngine(QIconEngine):
         super().__init__()
         self._name = name
 
-    def paint(self, painter: QPainter, rect, mode: QIcon.Mode, state: QIcon.State) -> None:
+    def paint(self, painter: QPainter, rect: QRect, mode: QIcon.Mode, state: QIcon.State) -> None:
         renderer = QSvgRenderer(QByteArray(_svg_data(self._name)))
         if not renderer.isValid():
             return

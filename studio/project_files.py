@@ -125,7 +125,7 @@ class ProjectFiles(QObject):
             return False
         start = str(self.document.path.parent) if self.document.path else str(Path.home())
         path = self.prompts.ask_open_path(start)
-        return bool(path) and self.open_project(path, ask_to_save=False)
+        return path is not None and bool(path) and self.open_project(path, ask_to_save=False)
 
     def open_example(self, path: Path) -> bool:
         """Open a bundled example as an untitled project, so saving asks where to put it."""

@@ -43,7 +43,8 @@ class StudioSettings(QObject):
         value = self._store.value("files/recent", [])
         if isinstance(value, str):  # QSettings collapses one-element lists in INI files
             value = [value]
-        return [str(item) for item in (value or []) if item]
+        items = value if isinstance(value, (list, tuple)) else []
+        return [str(item) for item in items if item]
 
     def add_recent_file(self, path: str | os.PathLike[str]) -> None:
         entry = str(Path(path).resolve())
@@ -141,9 +142,10 @@ class StudioSettings(QObject):
         self._store.setValue("files/autosave_seconds", int(seconds))
 
     def _int(self, key: str, default: int) -> int:
+        value = self._store.value(key, default)
         try:
-            return int(self._store.value(key, default))  # type: ignore[arg-type]
-        except (TypeError, ValueError):
+            return int(value) if isinstance(value, (int, float, str)) else default
+        except ValueError:
             return default
 
     def _bool(self, key: str, default: bool) -> bool:

@@ -69,9 +69,10 @@ class WindowCommands(QObject):
 
         # The adds get window-wide shortcuts; duplicate and delete stay with the catalogue's focus.
         self.add_resource, self.add_template, self.duplicate, self.delete = catalogue_actions
-        for action, shortcut in ((self.add_resource, "Ctrl+Shift+N"),
-                                 (self.add_template, "Ctrl+Shift+T")):  # fmt: skip
-            self._describe(action, action.toolTip(), shortcut)
+        adds: tuple[tuple[QAction, str], ...] = ((self.add_resource, "Ctrl+Shift+N"),
+                                                 (self.add_template, "Ctrl+Shift+T"))  # fmt: skip
+        for action, keys_text in adds:
+            self._describe(action, action.toolTip(), keys_text)
             action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
             window.addAction(action)
 
@@ -225,7 +226,7 @@ class WindowCommands(QObject):
                 for action in self._window.actions() if not action.shortcut().isEmpty()]  # fmt: skip
 
     @Slot(list)
-    def rebuild_recent_menu(self, files: list) -> None:
+    def rebuild_recent_menu(self, files: list[str]) -> None:
         self.recent_menu.clear()
         for path in files:
             action = self.recent_menu.addAction(Path(path).name)

@@ -89,7 +89,9 @@ class PreviewPanel(QWidget):
         self.uri_box.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
         self.uri_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.uri_box.setMinimumContentsLength(20)
-        self.uri_box.lineEdit().setPlaceholderText("URI to read, e.g. a sample")
+        self._uri_line = QLineEdit(self.uri_box)  # our own, so it is never None to the type checker
+        self.uri_box.setLineEdit(self._uri_line)
+        self._uri_line.setPlaceholderText("URI to read, e.g. a sample")
         self.uri_box.setToolTip("The URI to read; the list holds the resource's samples")
         self.read_button = QPushButton("Read", self)
         self.read_button.setObjectName("previewButton")
@@ -150,9 +152,9 @@ class PreviewPanel(QWidget):
         layout.addWidget(self.output, 1)
 
         self.read_button.clicked.connect(self._on_read_clicked)
-        self.uri_box.lineEdit().returnPressed.connect(self._on_read_clicked)
+        self._uri_line.returnPressed.connect(self._on_read_clicked)
         self.uri_box.editTextChanged.connect(self._on_uri_text_changed)
-        self.uri_box.lineEdit().textEdited.connect(self._on_uri_typed)
+        self._uri_line.textEdited.connect(self._on_uri_typed)
         self.uri_box.activated.connect(self._on_sample_picked)
         self._apply_colors()
         self.clear_output()
@@ -232,14 +234,15 @@ class PreviewPanel(QWidget):
         values = [str(value) for value in values]
         model.setStringList(values)
         edit = self._variable_edits[variable]
-        popup = edit.completer().popup()
+        completer = edit.completer()
+        popup = completer.popup() if completer is not None else None
         # A value just picked from the popup, or the only suggestion being what is typed, needs no popup:
         # reopening it would cover the result the user is about to read.
         settled = self._picked.get(variable) == edit.text() or values == [edit.text()]
-        if settled:
+        if settled and popup is not None:
             popup.hide()
-        elif edit.hasFocus() and values:
-            edit.completer().complete()
+        elif not settled and completer is not None and edit.hasFocus() and values:
+            completer.complete()
 
     def clear_output(self) -> None:
         self._shown_from = None
@@ -374,15 +377,17 @@ class PreviewPanel(QWidget):
         while self.content_tabs.count():
             widget = self.content_tabs.widget(0)
             self.content_tabs.removeTab(0)
-            widget.deleteLater()
+            if widget is not None:
+                widget.deleteLater()
 
     # -- template variables --------------------------------------------------
 
     def _rebuild_variables(self) -> None:
         while self._variables_layout.count():
             item = self._variables_layout.takeAt(0)
-            if item.widget() is not None:
-                item.widget().deleteLater()
+            widget = item.widget() if item is not None else None
+            if widget is not None:
+                widget.deleteLater()
         self._variable_edits = {}
         self._completion_models = {}
         self._picked = {}

@@ -270,11 +270,13 @@ class TrafficLog(QWidget):
         self._follow = True
         self._session_labels: dict[str, str] = {}
 
-        self.session_filter = QComboBox(objectName="trafficSessionFilter")
+        self.session_filter = QComboBox()
+        self.session_filter.setObjectName("trafficSessionFilter")
         self.session_filter.addItem("All sessions", ALL_SESSIONS)
         self.session_filter.setToolTip("Show only the messages of one session")
         self.session_filter.setMinimumContentsLength(14)
-        self.method_filter = QLineEdit(objectName="trafficMethodFilter")
+        self.method_filter = QLineEdit()
+        self.method_filter.setObjectName("trafficMethodFilter")
         self.method_filter.setPlaceholderText("Filter by method…")
         self.method_filter.setClearButtonEnabled(True)
         self.method_filter.setToolTip(
@@ -291,7 +293,8 @@ class TrafficLog(QWidget):
         self.clear_button.setObjectName("trafficClearButton")
         self.export_button = self._tool("export", "Export…", "Export the shown messages as JSON lines")
         self.export_button.setObjectName("trafficExportButton")
-        self.count_label = QLabel(objectName="trafficCount")
+        self.count_label = QLabel()
+        self.count_label.setObjectName("trafficCount")
         self.count_label.setToolTip(f"The log keeps the latest {capacity:,} messages")
 
         bar = QHBoxLayout()
@@ -301,7 +304,8 @@ class TrafficLog(QWidget):
         for widget in (self.pause_button, self.clear_button, self.export_button, self.count_label):
             bar.addWidget(widget)
 
-        self.table = QTableView(objectName="trafficLog")
+        self.table = QTableView()
+        self.table.setObjectName("trafficLog")
         self.table.setModel(self.proxy)
         self.table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QTableView.SelectionMode.SingleSelection)
@@ -317,7 +321,8 @@ class TrafficLog(QWidget):
             "JSON-RPC messages between the clients and the server; select one to see it in full"
         )
 
-        self.detail = QTextBrowser(objectName="trafficDetail")
+        self.detail = QTextBrowser()
+        self.detail.setObjectName("trafficDetail")
         self.detail.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.detail.setPlaceholderText("Select a message to see it in full")
         self.detail.setOpenLinks(False)
@@ -392,7 +397,7 @@ class TrafficLog(QWidget):
     # -- slots --------------------------------------------------------------------------
 
     @Slot(list)
-    def _on_sessions_seen(self, sessions: list) -> None:
+    def _on_sessions_seen(self, sessions: list[str]) -> None:
         for session in sessions:
             label = self._session_labels.get(session)
             text = f"{label} ({_short(session)})" if label else _short(session)
