@@ -240,7 +240,12 @@ class ProjectSettingsView(QWidget):
         finally:
             self._loading = False
         self._shown = replace(settings)
-        self._show_errors(dict(self._errors) if not everything else {})
+        errors = dict(self._errors) if not everything else {}
+        # A hand-edited file may hold a value the model refuses: mark it (it is kept as written).
+        problem = settings_problem(settings)
+        if problem is not None and problem[0] in self._fields:
+            errors.setdefault(problem[0], problem[1])
+        self._show_errors(errors)
 
     def _show_errors(self, errors: dict[str, str]) -> None:
         self._errors = errors

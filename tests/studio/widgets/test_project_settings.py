@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -130,3 +130,13 @@ def test_start_only_settings_say_they_need_a_restart_and_offer_one(qtbot, docume
     assert view.pending_restart() == [] and not view.restart_button.isEnabled()
     document.undo_stack.undo()  # back to no subscriptions: differs from what the server runs with now
     assert view.pending_restart() == ["subscriptions"] and not view.field("subscriptions").isChecked()
+
+
+def test_a_refused_value_from_the_file_is_marked_and_other_edits_still_apply(qtbot, document):
+    document.set_project(replace(document.project, server=replace(document.project.server, workers=500)))
+    view = make(qtbot, document)
+    assert "workers" in view.errors and view.field("workers").text() == "500"
+    retype(qtbot, view.field("page_size"), "20")
+    assert document.project.server.page_size == 20 and document.project.server.workers == 500
+    retype(qtbot, view.field("workers"), "8")
+    assert document.project.server.workers == 8 and view.errors == {}
