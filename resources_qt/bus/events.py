@@ -19,6 +19,7 @@ __all__ = [
     "decode",
     "encode",
     "new_origin",
+    "validate_key",
     "validate_session_id",
     "validate_uri",
 ]
@@ -29,6 +30,7 @@ MAX_MESSAGE_BYTES = 16 * 1024
 MAX_URI_LENGTH = 8192
 _MAX_SESSION_LENGTH = 256
 _ORIGIN = re.compile(r"[A-Za-z0-9._:-]{1,64}")
+_KEY = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 _CONTROL = re.compile(r"[\x00-\x20\x7f]")
 
 
@@ -57,11 +59,17 @@ BusEvent = ListChanged | Updated
 
 @dataclass(frozen=True)
 class Envelope:
-    """An event as it travels: who published it, and the one session it is for (None: everyone)."""
+    """An event as it travels: who published it, the one session it is for (None: everyone).
+
+    `key` names the change behind the event when several replicas may raise
+    the same one independently (each reloading a shared project file): a
+    replica delivers a given key once, whoever raised it first.
+    """
 
     event: BusEvent
     origin: str
     session_id: str | None = None
+    key: str | None = None
 
 
 def new_origin(prefix: str = "replica") -> str:
@@ -87,6 +95,12 @@ def validate_session_id(session_id: object, field: str = "session") -> str:
     return session_id
 
 
+def validate_key(key: object, field: str = "key") -> str:
+    if not isinstance(key, str) or not _KEY.fullmatch(key):
+        raise BusMessageError(field, "must be 1-128 characters of letters, digits and ._:-")
+    return key
+
+
 def _validate_origin(origin: object) -> str:
     if not isinstance(origin, str) or not _ORIGIN.fullmatch(origin):
         raise BusMessageError("origin", "must be 1-64 characters of letters, digits and ._:-")
@@ -106,6 +120,8 @@ def encode(envelope: Envelope) -> bytes:
         raise BusMessageError("event", f"unknown event type {type(envelope.event).__name__}")
     if envelope.session_id is not None:
         body["session"] = validate_session_id(envelope.session_id)
+    if envelope.key is not None:
+        body["key"] = validate_key(envelope.key)
     return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
@@ -124,7 +140,7 @@ def decode(data: bytes | str) -> Envelope:
         raise BusMessageError("format", f"is {body.get('format')!r}, not {FORMAT!r}")
     origin = _validate_origin(body.get("origin"))
     kind = body.get("kind")
-    allowed = {"format", "origin", "kind", "session"}
+    allowed = {"format", "origin", "kind", "session", "key"}
     event: BusEvent
     if kind == "updated":
         event = Updated(validate_uri(body.get("uri")))
@@ -141,4 +157,7 @@ def decode(data: bytes | str) -> Envelope:
         session = validate_session_id(session)
         if kind != "updated":
             raise BusMessageError("session", "only an 'updated' event can be for one session")
-    return Envelope(event=event, origin=origin, session_id=session)
+    key = body.get("key")
+    if key is not None:
+        key = validate_key(key)
+    return Envelope(event=event, origin=origin, session_id=session, key=key)

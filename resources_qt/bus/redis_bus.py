@@ -155,9 +155,9 @@ class RedisBus:
 
     # -- publishing --------------------------------------------------------------
 
-    def post(self, event: BusEvent, *, session_id: str | None = None) -> bool:
+    def post(self, event: BusEvent, *, session_id: str | None = None, key: str | None = None) -> bool:
         """Queue `event` for publishing without waiting; False (logged "not published") when it cannot be."""
-        envelope = Envelope(event=event, origin=self.origin, session_id=session_id)
+        envelope = Envelope(event=event, origin=self.origin, session_id=session_id, key=key)
         try:
             encode(envelope)  # checked here, so the publisher task only ever sees publishable events
         except BusMessageError as exc:

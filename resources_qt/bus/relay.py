@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
@@ -42,7 +44,7 @@ class Bus(Protocol):
     @property
     def connected(self) -> bool: ...
 
-    def post(self, event: BusEvent, *, session_id: str | None = None) -> bool: ...
+    def post(self, event: BusEvent, *, session_id: str | None = None, key: str | None = None) -> bool: ...
 
     def add_listener(self, listener: Callable[[Envelope], Awaitable[None]]) -> Callable[[], None]: ...
 
@@ -61,11 +63,21 @@ class NotificationRelay:
     replica's own echoes, which were delivered when sent. A per-session
     event for a session that lives here is not posted at all: no other
     replica holds it.
+
+    A notification sent with a `key` (a change several replicas can raise on
+    their own, such as each reloading one shared project file) is delivered
+    at most once per key here, whether it came from this replica or another;
+    keys are remembered for `key_ttl` seconds, at most `max_keys` of them.
     """
 
-    def __init__(self, local: LocalDelivery, bus: Bus | None = None) -> None:
+    def __init__(
+        self, local: LocalDelivery, bus: Bus | None = None, *, key_ttl: float = 120.0, max_keys: int = 4096
+    ) -> None:
         self.local = local
         self.bus = bus
+        self.key_ttl = key_ttl
+        self.max_keys = max_keys
+        self._seen: OrderedDict[str, float] = OrderedDict()
         self._unlisten: Callable[[], None] | None = None
 
     async def start(self) -> None:
@@ -83,16 +95,20 @@ class NotificationRelay:
             self._unlisten = None
         await self.bus.close()
 
-    async def list_changed(self) -> int:
+    async def list_changed(self, *, key: str | None = None) -> int:
+        if not self._first_time(key):
+            return 0
         sent = await self.local.deliver_list_changed()
         if self.bus is not None:
-            self.bus.post(ListChanged())
+            self.bus.post(ListChanged(), key=key)
         return sent
 
-    async def updated(self, uri: str, session_id: str | None = None) -> int:
+    async def updated(self, uri: str, session_id: str | None = None, *, key: str | None = None) -> int:
+        if not self._first_time(key):
+            return 0
         sent = await self.local.deliver_updated(uri, session_id)
         if self.bus is not None and (session_id is None or not self.local.holds_session(session_id)):
-            self.bus.post(Updated(uri), session_id=session_id)
+            self.bus.post(Updated(uri), session_id=session_id, key=key)
         return sent
 
     async def _on_remote(self, envelope: Envelope) -> None:
@@ -102,7 +118,26 @@ class NotificationRelay:
         if isinstance(event, Updated):
             if envelope.session_id is not None and not self.local.holds_session(envelope.session_id):
                 return  # the session lives on another replica (or nowhere)
+            if not self._first_time(envelope.key):
+                return
             await self.local.deliver_updated(event.uri, envelope.session_id)
         else:
+            if not self._first_time(envelope.key):
+                return
             await self.local.deliver_list_changed()
         logger.debug("Delivered %s from replica %s", type(event).__name__, envelope.origin)
+
+    def _first_time(self, key: str | None) -> bool:
+        """True (and remembered) unless `key` was delivered here within key_ttl; True for no key."""
+        if key is None:
+            return True
+        now = time.monotonic()
+        while self._seen:
+            oldest, at = next(iter(self._seen.items()))
+            if now - at <= self.key_ttl and len(self._seen) < self.max_keys:
+                break
+            del self._seen[oldest]
+        if key in self._seen:
+            return False
+        self._seen[key] = now
+        return True

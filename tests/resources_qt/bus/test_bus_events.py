@@ -26,6 +26,7 @@ from resources_qt.bus.events import (
         Envelope(Updated("crm://customers/42/profile"), "replica-1"),
         Envelope(Updated("file:///tmp/caf%C3%A9?q=1"), "notify-abc", session_id="4f2a9c"),
         Envelope(Updated("demo://ünïcode"), new_origin()),
+        Envelope(ListChanged(), "replica-2", key="reload:3f9a0c:list"),
     ],
 )
 def test_envelopes_round_trip(envelope: Envelope) -> None:
@@ -62,6 +63,9 @@ def _message(**overrides: object) -> bytes:
         (_message(session="s\x00"), "session"),
         (_message(kind="list_changed", uri=None, session="abc"), "session"),
         (_message(extra=1), "extra"),
+        (_message(key=""), "key"),
+        (_message(key="with space"), "key"),
+        (_message(key="k" * 129), "key"),
         (b"{" + b" " * MAX_MESSAGE_BYTES + b"}", "message"),
     ],
 )

@@ -110,6 +110,31 @@ async def test_per_session_sends_reach_only_where_the_session_lives(
     assert bus_a.stats.published == 1  # only the send for b's session left replica a
 
 
+async def test_a_keyed_change_is_delivered_once_per_replica_whoever_raises_it(
+    fleet: list[tuple[Replica, NotificationRelay]],
+) -> None:
+    (a, relay_a), (b, relay_b), (c, relay_c) = fleet
+    # a raises first; b and c get it over the bus, then raise the same change themselves.
+    assert await relay_a.list_changed(key="reload:1") == 2
+    await until(lambda: len(b.received) == 1 and len(c.received) == 1)
+    assert await relay_b.list_changed(key="reload:1") == 0
+    assert await relay_c.list_changed(key="reload:1") == 0
+    # b and c raise the next one at the same moment, before either hears of the other.
+    await relay_b.updated("demo://x", key="reload:2")
+    await relay_c.list_changed(key="reload:2b")
+    await relay_c.updated("demo://x", key="reload:2")
+    await until(lambda: ("list_changed", "", None) in a.received[1:] and len(b.received) == 3)
+    await until(lambda: ("updated", "demo://x", None) in a.received)
+    await relay_a.list_changed()  # unkeyed marker: after it, nothing earlier is still in flight
+    await until(lambda: len(b.received) == 4 and len(c.received) == 4)
+    # b's and c's publishes race each other to Redis, so only a's last entry has a fixed place.
+    assert sorted(a.received[:3]) == [("list_changed", "", None), ("list_changed", "", None),
+                                      ("updated", "demo://x", None)]
+    assert a.received[3] == ("list_changed", "", None)
+    assert b.received.count(("updated", "demo://x", None)) == 1
+    assert c.received.count(("updated", "demo://x", None)) == 1
+
+
 async def test_without_a_bus_the_relay_only_delivers_locally() -> None:
     replica = Replica({"s"})
     relay = NotificationRelay(replica)
