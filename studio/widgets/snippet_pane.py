@@ -124,6 +124,14 @@ class SnippetPane(QWidget):
         """What completion sees besides the snippet: the project's prelude and the template's variables."""
         self.editor.set_completion_context(prelude=prelude, variables=variables)
 
+    def rename_key(self, old: str, new: str) -> None:
+        """The resource `old` is now called `new`: its document (shown or kept) goes with it."""
+        if self._key == old:
+            self._key = new
+        kept = self._kept.pop(old, None)
+        if kept is not None:
+            self._kept[new] = kept
+
     def kept_keys(self) -> list[str]:
         """Keys whose documents are kept, least recently shown first (the shown one excluded)."""
         return list(self._kept)

@@ -135,3 +135,15 @@ def test_a_long_snippet_is_checked_in_the_background_after_an_edit(qtbot):
     qtbot.keyClicks(pane.editor, "1")
     qtbot.waitUntil(lambda: pane.editor.diagnostic is None and not pane.check_pending, timeout=30_000)
     assert pane.status.text() == ""
+
+
+def test_a_renamed_resource_keeps_its_undo_history(qtbot):
+    pane = make_pane(qtbot)
+    pane.load("a = 1\n", key="old")
+    type_at_end(qtbot, pane.editor, "b = 2")
+    edited = pane.editor.toPlainText()
+    pane.rename_key("old", "new")
+    pane.load("c = 3\n", key="other")
+    pane.load(edited, key="new")
+    qtbot.keyClick(pane.editor, Qt.Key.Key_Z, CTRL)
+    assert pane.editor.toPlainText() == "a = 1\n"
