@@ -256,7 +256,7 @@ class MainWindow(QMainWindow):
         editor.preview.completion_requested.connect(self._on_completion_requested)
         ctl.preview_finished.connect(editor.preview.show_outcome)
         ctl.completions_ready.connect(self._on_completions_ready)
-        ctl.snippet_output.connect(self._on_snippet_output)
+        # One block per read (time, URI, streams in order); the plain snippet_output stream is for scripts.
         ctl.read_output.connect(self._on_read_output)
 
         # server panel -> facade (through the window, which also remembers preferences)
@@ -580,12 +580,6 @@ class MainWindow(QMainWindow):
         name = self.editor.resource_name
         spec = self.document.peek(name) if name else None
         return spec is not None and key in (name, spec.key)
-
-    @Slot(str, str)
-    def _on_snippet_output(self, key: str, text: str) -> None:
-        # The plain stream, for a controller without per-read output; a per-read block replaces it.
-        if self._shows_key(key):
-            self.editor.append_output(text)
 
     @Slot(object)
     def _on_read_output(self, output: OutputBlock) -> None:

@@ -41,7 +41,7 @@ from resources_qt.server.reload import (
     apply_spec,
     served_specs,
 )
-from resources_qt.snippets import SnippetPool, bind_project, create_pool, snippet_resource
+from resources_qt.snippets import SnippetOutput, SnippetPool, bind_project, create_pool, snippet_resource
 
 __all__ = ["ServerController"]
 
@@ -119,6 +119,7 @@ class ServerController(QObject):
         self._pump.drained.connect(self._on_drained)
         self._unobserve = self._server.add_observer(self._on_server_event)
         self._unlisten_output = self._pool.add_output_listener(self._on_snippet_output)
+        self._unlisten_reads = self._pool.add_read_output_listener(self._on_read_output)
         self._control = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="server-control")
         self._side_loop: LoopThread | None = None
         self._side_stop: asyncio.Event | None = None
@@ -335,6 +336,7 @@ class ServerController(QObject):
         self._shut = True
         self._unobserve()
         self._unlisten_output()
+        self._unlisten_reads()
         finished = self._control.submit(self._finish)
         finished.add_done_callback(_log_failure)  # failures are logged there, not raised here
         self._control.shutdown(wait=False)
@@ -368,14 +370,22 @@ class ServerController(QObject):
     def _on_snippet_output(self, key: str, text: str) -> None:
         self._pump.push_output((key, text))
 
+    def _on_read_output(self, output: SnippetOutput) -> None:
+        # Pool thread: one record per read, in the pump's bounded output queue (a flood drops the oldest).
+        self._pump.push_output(output)
+
     @Slot(list, list, list)
     def _on_drained(self, events: list[Any], traffic: list[Any], output: list[Any]) -> None:
         for event in events:
             self._dispatch(event)
         if traffic:
             self.traffic_logged.emit(traffic)
-        for key, text in output:
-            self.snippet_output.emit(key, text)
+        for item in output:
+            if isinstance(item, SnippetOutput):
+                self.read_output.emit(item)
+            else:
+                key, text = item
+                self.snippet_output.emit(key, text)
 
     def _dispatch(self, event: Any) -> None:
         if isinstance(event, SessionOpened):
