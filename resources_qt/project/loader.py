@@ -60,16 +60,21 @@ def load_project(path: str | os.PathLike[str], *, strict: bool = True) -> Projec
     well-formed TOML of this format with keys of the right types.
 
     Raises:
-        ProjectError: the file is missing, unreadable, not TOML, of an
-            unknown format, or declares an invalid or duplicate resource;
-            the message names the file, the line or resource, and the problem.
+        ProjectError: the file is missing, unreadable, over the limits of
+            `resources_qt.project.limits` (16 MB, 1 MiB lines, 32-part keys,
+            32 levels of nesting; checked before parsing), not TOML, of an
+            unknown format, or declares an invalid or duplicate resource or
+            test; the message names the file, the line or resource, and the
+            problem, and `field` the key at fault where there is one.
     """
     path = Path(path)
     try:
         with path.open("rb") as handle:
             check_file_size(os.fstat(handle.fileno()).st_size, source=str(path))
             # Read at most one byte past the limit: a file growing meanwhile is still refused.
-            text = handle.read(MAX_FILE_BYTES + 1).decode("utf-8")
+            data = handle.read(MAX_FILE_BYTES + 1)
+        # Universal newlines, as Path.read_text gives: snippets see "\n" whatever the file's line endings.
+        text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
     except FileNotFoundError:
         raise ProjectError("no such project file", source=str(path)) from None
     except (OSError, UnicodeDecodeError) as exc:

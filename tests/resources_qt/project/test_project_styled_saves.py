@@ -302,3 +302,15 @@ def test_any_sequence_of_edits_reloads_to_the_model(edits: list[tuple[str, int, 
         saved = dumps_project(project)
         assert loads_project(saved, strict=False) == project
         assert set(comments(HAND_WRITTEN)) - set(comments(saved)) <= {"# look the customer up", "# Ada"}
+
+
+def test_windows_line_endings_load_as_newlines_and_save_in_place(tmp_path: Path) -> None:
+    path = tmp_path / "crlf.toml"
+    path.write_bytes(HAND_WRITTEN.replace("\n", "\r\n").encode())
+    project = load_project(path)
+    assert project.resources == loads_project(HAND_WRITTEN).resources
+    assert "\r" not in project.resources[0].reader
+    project.resources[0].title = "Profile"
+    save_project(project)
+    assert load_project(path) == project
+    assert comments(path.read_text(encoding="utf-8")) == comments(HAND_WRITTEN)
