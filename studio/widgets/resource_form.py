@@ -327,10 +327,13 @@ class ResourceForm(QWidget):
             samples=[line.strip() for line in self.samples_edit.toPlainText().splitlines() if line.strip()],
             completions=self._completions() if template else {},
         )
+        icon_problems: list[Problem] = []
         try:
             spec.icons = self.icons_table.icons()
-        except ValidationError:
+        except ValidationError as exc:
+            # The row stays as typed in the table; the document keeps the last icons that were valid.
             spec.icons = list(base.icons)
+            icon_problems.append(Problem(exc.message, "icons"))
         roles: tuple[tuple[Audience, QCheckBox], ...] = (
             ("user", self.audience_user), ("assistant", self.audience_assistant),
         )  # fmt: skip
@@ -344,7 +347,8 @@ class ResourceForm(QWidget):
         annotations = Annotations(audience, priority, last_modified)
         spec.annotations = None if annotations.is_empty else annotations
         # Size, last modified and cache hint: a value that does not parse keeps the stored one.
-        self._detail_problems = [Problem(message, key) for key, message in self.details.apply(spec, template=template)]
+        details = self.details.apply(spec, template=template)
+        self._detail_problems = icon_problems + [Problem(message, key) for key, message in details]
         return spec, name_error
 
     # -- loading -------------------------------------------------------------
