@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import Signal, Slot
@@ -79,6 +80,16 @@ def client_configurations(
     }
 
 
+@dataclass(frozen=True)
+class _Shown:
+    """What the window last asked to show (the endpoint in the boxes fills in a missing URL)."""
+
+    server_name: str
+    url: str | None
+    token: str | None
+    project_path: str | Path | None
+
+
 class ClientConfigView(QWidget):
     """A format picker, the configuration text and a copy button.
 
@@ -93,7 +104,7 @@ class ClientConfigView(QWidget):
         self.setObjectName("clientConfig")
         self._configs: dict[str, str] = {}
         self._endpoint = http_url("127.0.0.1", 8765)
-        self._last: dict[str, object] = {}
+        self._last: _Shown | None = None
         self.format_combo = QComboBox(self)
         self.format_combo.setObjectName("clientConfigFormat")
         self.format_combo.setToolTip("Which client and transport to configure")
@@ -123,26 +134,25 @@ class ClientConfigView(QWidget):
         endpoint = http_url(host, port)
         if endpoint != self._endpoint:
             self._endpoint = endpoint
-            if self._last:
+            if self._last is not None:
                 self._refresh()
 
     def update_config(
         self, *, server_name: str, url: str | None, token: str | None, project_path: str | Path | None
     ) -> None:
         """Show the configurations; `url` is the running server's (None: the endpoint in the boxes)."""
-        self._last = {"server_name": server_name, "url": url, "token": token, "project_path": project_path}
+        self._last = _Shown(server_name, url, token, project_path)
         self._refresh()
 
     def _refresh(self) -> None:
         last = self._last
-        url = last.get("url")
-        token = last.get("token")
-        path = last.get("project_path")
+        if last is None:
+            return
         self._configs = client_configurations(
-            server_name=str(last.get("server_name") or ""),
-            url=url if isinstance(url, str) and url else self._endpoint,
-            token=token if isinstance(token, str) else None,
-            project_path=path if isinstance(path, (str, Path)) else None,
+            server_name=last.server_name,
+            url=last.url or self._endpoint,
+            token=last.token,
+            project_path=last.project_path,
         )
         current = self.format_combo.currentText()
         self.format_combo.blockSignals(True)
