@@ -281,6 +281,8 @@ def _pair(olds: Sequence[Group], wanted: Sequence[tuple[str, str, str]]) -> list
                 group = index[keys[position]].pop(0)
                 result[i] = group
                 free.remove(group)
+    # An entry whose name, address and reader all changed is taken for a new one: pairing by
+    # position instead would give a resource added where one was deleted the other's comments.
     return result
 
 

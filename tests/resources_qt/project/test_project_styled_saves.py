@@ -270,6 +270,16 @@ def test_an_odd_layout_is_saved_in_the_standard_layout_without_losing_anything()
     assert loads_project(dumps_project(project)) == project
 
 
+ENTRY_COMMENTS = {
+    "customer_profile": [
+        "# Profiles come first.",
+        "# key order as the user likes it",
+        "# look the customer up",
+        "# a sub-table instead of an inline table",
+    ],
+    "settings": ["# The settings file; nothing to fill in."],
+}
+
 EDITS = st.lists(
     st.tuples(
         st.sampled_from(["title", "description", "uri", "mime_type", "reader", "samples", "size", "prelude", "name"]),
@@ -280,7 +290,7 @@ EDITS = st.lists(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(EDITS)
 def test_any_sequence_of_edits_reloads_to_the_model(edits: list[tuple[str, int, str]]) -> None:
     project = loads_project(HAND_WRITTEN)
@@ -301,7 +311,13 @@ def test_any_sequence_of_edits_reloads_to_the_model(edits: list[tuple[str, int, 
             setattr(spec, field, text)
         saved = dumps_project(project)
         assert loads_project(saved, strict=False) == project
-        assert set(comments(HAND_WRITTEN)) - set(comments(saved)) <= {"# look the customer up", "# Ada"}
+        # Comments inside a replaced value go with it; an entry whose name, address and reader all
+        # changed counts as a new one, and its comments go too. Nothing else is lost.
+        may_go = {"# look the customer up", "# Ada"}
+        for spec, was in zip(project.resources, loads_project(HAND_WRITTEN).resources, strict=True):
+            if not {spec.name, spec.key, spec.reader} & {was.name, was.key, was.reader} - {""}:
+                may_go |= set(ENTRY_COMMENTS[was.name])
+        assert set(comments(HAND_WRITTEN)) - set(comments(saved)) <= may_go
 
 
 def test_windows_line_endings_load_as_newlines_and_save_in_place(tmp_path: Path) -> None:
