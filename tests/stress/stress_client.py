@@ -27,7 +27,7 @@ class RpcError(Exception):
 def parse(response: httpx.Response) -> dict[str, Any]:
     """The JSON-RPC answer in a JSON or SSE body."""
     if response.headers.get("content-type", "").startswith("text/event-stream"):
-        found = None
+        found: dict[str, Any] | None = None
         for line in _LINES.split(response.text):
             if line.startswith("data:") and line[5:].strip():
                 message = json.loads(line[5:])
