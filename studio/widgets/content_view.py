@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QStackedWidget,
     QTableView,
     QTextBrowser,
@@ -366,6 +367,8 @@ class ContentView(QWidget):
 
         self.info_label = QLabel(self)
         self.info_label.setObjectName("contentInfo")
+        # The line may be cut at the right in a narrow preview rather than widening it; the tooltip has it all.
+        self.info_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.toggle_button = QPushButton("Source", self)
         self.toggle_button.setToolTip("Switch between the rendered view and the source text")
         self.toggle_button.setObjectName("contentToggle")
@@ -518,6 +521,7 @@ class ContentView(QWidget):
             parts.append(f"{prepared.image.width()} \u00d7 {prepared.image.height()} px")
         parts.append(self._content.uri if self._content else "")
         self.info_label.setText(" · ".join(parts))
+        self.info_label.setToolTip(" · ".join(parts))
         if prepared.notes:
             self.note_label.setText(" ".join(prepared.notes))
             self.note_label.show()

@@ -33,6 +33,7 @@ logger = logging.getLogger(__name__)
 __all__ = ["OUTPUT_MAX_LINES", "ResourceEditor"]
 
 READER_TAB, COMPLETIONS_TAB, PRELUDE_TAB = 0, 1, 2
+BUILDER_WIDTH, MIN_CODE_WIDTH, MIN_SIDE_WIDTH = 380, 400, 330
 _COMPLETIONS_TIP = "Completion snippets are for URI templates: a direct resource has no variables to complete"
 
 
@@ -66,7 +67,8 @@ class ResourceEditor(QWidget):
         form_scroll.setWidget(self.form)
         form_scroll.setWidgetResizable(True)
         form_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
-        form_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # A narrow builder scrolls sideways rather than cutting the fields off.
+        form_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         # Always there, so a taller form (a template's completions, more icons) does not narrow the fields.
         form_scroll.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
         self.form_scroll = form_scroll
@@ -148,7 +150,7 @@ class ResourceEditor(QWidget):
         self.side_splitter.addWidget(self.output)
         self.side_splitter.setStretchFactor(0, 4)
         self.side_splitter.setStretchFactor(1, 1)
-        self.side_splitter.setSizes([520, 140])
+        self.side_splitter.setSizes([560, 110])
 
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
         self.splitter.setObjectName("editorSplitter")
@@ -160,7 +162,7 @@ class ResourceEditor(QWidget):
         self.splitter.setStretchFactor(0, 0)
         self.splitter.setStretchFactor(1, 3)
         self.splitter.setStretchFactor(2, 2)
-        self.splitter.setSizes([340, 560, 440])
+        self.splitter.setSizes([BUILDER_WIDTH, 560, 440])
         self.builder_panel.hide()
 
         self.empty_label = QLabel("Select a resource in the catalogue, or add one.", self)
@@ -229,11 +231,22 @@ class ResourceEditor(QWidget):
         if visible == self.builder_visible:
             self.builder_button.setChecked(visible)
             return
+        sizes = self.splitter.sizes()
         self.builder_panel.setVisible(visible)
         self.builder_button.setChecked(visible)
+        if visible and self.splitter.isVisible() and sum(sizes[1:]) > 0:
+            self._make_room_for_builder(sizes)
         if visible:
             self.form.name_edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
         self.builder_toggled.emit(visible)
+
+    def _make_room_for_builder(self, sizes: list[int]) -> None:
+        """The builder's width comes out of the preview first: the code keeps what it had, as far as it can."""
+        room = sum(sizes[1:])
+        builder = BUILDER_WIDTH
+        code = min(sizes[1], room - builder - MIN_SIDE_WIDTH)
+        code = max(code, MIN_CODE_WIDTH)
+        self.splitter.setSizes([builder, code, max(0, room - builder - code)])
 
     @property
     def focus_mode(self) -> bool:
@@ -269,8 +282,8 @@ class ResourceEditor(QWidget):
                 splitter.restoreState(state)
 
     def reset_splitters(self) -> None:
-        self.splitter.setSizes([340, 560, 440])
-        self.side_splitter.setSizes([520, 140])
+        self.splitter.setSizes([BUILDER_WIDTH, 560, 440])
+        self.side_splitter.setSizes([560, 110])
 
     def visible_reader_lines(self) -> float:
         """How many lines of the reader editor fit in its viewport (layout tests and the bench use it)."""
