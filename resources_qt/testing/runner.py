@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fnmatch
 import logging
 import threading
@@ -161,18 +162,33 @@ def run_tests(
     """
     # An explicit loop: a GUI process may have installed an event loop policy of its own.
     loop = asyncio.SelectorEventLoop()
-    try:
-        return loop.run_until_complete(
-            run_tests_async(
-                project,
-                cases,
-                eras=eras,
-                snapshots=snapshots,
-                update_snapshots=update_snapshots,
-                on_result=on_result,
-                cancelled=cancelled,
-            )
+    task = loop.create_task(
+        run_tests_async(
+            project,
+            cases,
+            eras=eras,
+            snapshots=snapshots,
+            update_snapshots=update_snapshots,
+            on_result=on_result,
+            cancelled=cancelled,
         )
+    )
+    try:
+        return loop.run_until_complete(task)
+    except KeyboardInterrupt:
+        # Ctrl+C lands here, outside the task: cancel it so its cleanup (server, workers) runs.
+        # The SDK client logs the answers that still arrive on its closed streams as errors
+        # with tracebacks; after an interrupt they are expected, so they are kept quiet.
+        sdk_logger = logging.getLogger("mcp")
+        level = sdk_logger.level
+        sdk_logger.setLevel(logging.CRITICAL)
+        try:
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                loop.run_until_complete(task)
+        finally:
+            sdk_logger.setLevel(level)
+        raise
     finally:
         loop.close()
 

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -199,3 +202,52 @@ def test_every_bundled_example_passes_its_tests_in_both_eras(example: Path,
     declared = sum(1 for line in example.read_text(encoding="utf-8").splitlines() if line == "[[tests]]")
     assert declared >= 3  # each example carries a few meaningful tests of its own
     assert int(last.split()[0]) > 2 * declared  # plus its samples, in each era
+
+
+def test_ctrl_c_stops_the_run_and_its_workers(tmp_path: Path) -> None:
+    marker = tmp_path / "reading"
+    project = tmp_path / "hang.toml"
+    project.write_text(f"""format = 1
+
+[server]
+reader_timeout = 120.0
+
+[[resources]]
+name = "hang"
+uri = "hang://forever"
+reader = '''
+import os, pathlib, time
+
+def read(uri, params):
+    pathlib.Path({str(marker)!r}).write_text(str(os.getpid()))
+    time.sleep(600)
+'''
+""")
+    proc = subprocess.Popen([sys.executable, "-m", "resources_qt.testing.cli", str(project)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not (marker.exists() and marker.read_text()):
+            assert proc.poll() is None and time.monotonic() < deadline, "the read never started"
+            time.sleep(0.02)
+        worker = int(marker.read_text())
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "resource-studio test: interrupted" and "Traceback" not in err
+    deadline = time.monotonic() + 10
+    while _alive(worker):  # the snippet worker is stopped with the run, not left behind
+        assert time.monotonic() < deadline, "the snippet worker outlived the run"
+        time.sleep(0.05)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

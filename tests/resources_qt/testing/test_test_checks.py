@@ -88,3 +88,13 @@ def test_contains_with_an_empty_read_says_so() -> None:
     assert evaluate(Expectation(mime_type="text/plain"), ObservedRead(uri="a://b")) == [
         "mime_type: expected 'text/plain', got no content"
     ]
+
+
+def test_huge_texts_are_diffed_on_their_first_lines_only() -> None:
+    big = "\n".join(f"row {i}" for i in range(100_000))
+    changed = big.replace("row 5\n", "row five\n")
+    diff = unified_diff(big, changed)
+    assert "-row 5\n+row five" in diff
+    assert diff.endswith("… (only the first 2000 lines of each side were compared)")
+    later = unified_diff(big, big + "\nrow 100000")
+    assert "the first 2000 lines are equal; the texts differ further on: 100000 lines against 100001" in later
