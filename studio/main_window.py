@@ -663,7 +663,7 @@ class MainWindow(QMainWindow):
         self.statusBar().setVisible(not on)
         if on:
             self.show_page("editor")
-            self.editor.snippet_tabs.currentWidget().setFocus()
+            self.editor.focus_code()
 
     @Slot(bool)
     def _on_word_wrap_toggled(self, on: bool) -> None:

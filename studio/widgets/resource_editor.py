@@ -285,6 +285,12 @@ class ResourceEditor(QWidget):
         self.splitter.setSizes([BUILDER_WIDTH, 560, 440])
         self.side_splitter.setSizes([560, 110])
 
+    def focus_code(self) -> None:
+        """Put the keyboard focus in the snippet editor of the current tab."""
+        pane = self.snippet_tabs.currentWidget()
+        editor = pane.editor if isinstance(pane, SnippetPane) else self.snippet_editor
+        editor.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
     def visible_reader_lines(self) -> float:
         """How many lines of the reader editor fit in its viewport (layout tests and the bench use it)."""
         editor = self.snippet_editor
@@ -311,8 +317,9 @@ class ResourceEditor(QWidget):
             except ValidationError:
                 variables = []  # a half-typed template: nothing to offer yet
         prelude = self._document.project.prelude
-        for pane, names in ((self.reader_pane, variables), (self.complete_pane, variables), (self.prelude_pane, [])):
-            pane.editor.set_completion_context(prelude="" if pane is self.prelude_pane else prelude, variables=names)
+        self.reader_pane.set_completion_context(prelude=prelude, variables=variables)
+        self.complete_pane.set_completion_context(prelude=prelude, variables=variables)
+        self.prelude_pane.set_completion_context(prelude="", variables=[])  # the prelude is its own context
 
     def _apply_colors(self) -> None:
         css = f"QLabel#emptyEditorHint {{ color: {status_colors(self.palette()).muted_text.name()}; }}"

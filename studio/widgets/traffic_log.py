@@ -8,7 +8,7 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
@@ -42,6 +42,9 @@ from PySide6.QtWidgets import (
 
 from studio.icons import icon
 from studio.theme import pygments_style, status_colors
+
+if TYPE_CHECKING:
+    from resources_qt.qt import TrafficEntry
 
 logger = logging.getLogger(__name__)
 
@@ -81,7 +84,7 @@ def _summary(message: Any) -> str:
     return ""
 
 
-def entry_to_dict(entry: Any) -> dict[str, Any]:
+def entry_to_dict(entry: TrafficEntry) -> dict[str, Any]:
     """A traffic entry as a JSON-serialisable dict (one line of an export)."""
     when = entry.time
     return {
@@ -112,7 +115,7 @@ class TrafficModel(QAbstractTableModel):
         if capacity < 1:
             raise ValueError(f"capacity must be at least 1, not {capacity}")
         self._capacity = capacity
-        self._rows: deque[Any] = deque()
+        self._rows: deque[TrafficEntry] = deque()
         self._summaries: dict[int, str] = {}
         self._known_sessions: set[str] = set()
 
@@ -120,13 +123,13 @@ class TrafficModel(QAbstractTableModel):
     def capacity(self) -> int:
         return self._capacity
 
-    def entries(self) -> list[Any]:
+    def entries(self) -> list[TrafficEntry]:
         return list(self._rows)
 
-    def entry(self, row: int) -> Any:
+    def entry(self, row: int) -> TrafficEntry:
         return self._rows[row]
 
-    def append_batch(self, batch: Sequence[Any]) -> None:
+    def append_batch(self, batch: Sequence[TrafficEntry]) -> None:
         """Append one batch: at most one remove and one insert notification, whatever its size."""
         if not batch:
             return
@@ -266,7 +269,7 @@ class TrafficLog(QWidget):
         self.proxy = TrafficFilterModel(self)
         self.proxy.setSourceModel(self.model)
         self._paused = False
-        self._held: deque[Any] = deque(maxlen=capacity)
+        self._held: deque[TrafficEntry] = deque(maxlen=capacity)
         self._follow = True
         self._session_labels: dict[str, str] = {}
 
@@ -364,7 +367,7 @@ class TrafficLog(QWidget):
         return self._paused
 
     @Slot(list)
-    def add_entries(self, batch: Iterable[Any]) -> None:
+    def add_entries(self, batch: Iterable[TrafficEntry]) -> None:
         """Append a batch of traffic entries (held while paused)."""
         entries = list(batch)
         if self._paused:
@@ -457,7 +460,7 @@ class TrafficLog(QWidget):
         entry = rows[0].data(TrafficModel.EntryRole)
         self.show_entry(entry)
 
-    def show_entry(self, entry: Any) -> None:
+    def show_entry(self, entry: TrafficEntry) -> None:
         text = json.dumps(entry.message, indent=2, ensure_ascii=False, default=str)
         if len(text) > 200_000:  # highlighting megabytes would stall the GUI; show the start
             text = text[:200_000] + "\n… (truncated)"

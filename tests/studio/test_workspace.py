@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import QRect, Qt
-from PySide6.QtWidgets import QScrollArea, QTableView, QTabWidget, QWidget
+from PySide6.QtWidgets import QPlainTextEdit, QScrollArea, QTableView, QTabWidget, QWidget
 
 from studio.main_window import MainWindow
 from studio.project_files import bundled_example
@@ -168,3 +168,14 @@ def test_a_restart_from_the_settings_page_serves_again_on_the_same_port(make_win
                            timeout=WAIT_MS, order="strict"):  # fmt: skip
         window.project_settings.restart_requested.emit()
     assert window.controller.is_running and window.controller.url == first_url
+
+
+def test_view_word_wrap_wraps_every_snippet_editor(make_window, project_file):
+    window = make_window()
+    window.open_project(project_file)
+    wrap, no_wrap = QPlainTextEdit.LineWrapMode.WidgetWidth, QPlainTextEdit.LineWrapMode.NoWrap
+    editors = (window.editor.snippet_editor, window.editor.complete_editor, window.editor.prelude_editor)
+    assert all(editor.lineWrapMode() == no_wrap for editor in editors)
+    window.commands.word_wrap.trigger()
+    assert all(editor.lineWrapMode() == wrap for editor in editors)
+    assert window.settings.layout_flag("word_wrap", False)
