@@ -1,7 +1,8 @@
 """The GUI benchmarks' child process: `python -m bench.gui_child MODE PROJECT [ARGS]`, prints `RESULT {json}`.
 
 Modes: startup (process start to main window exposed, through studio.cli.main), keystroke (typing
-into the snippet editor), keystroke-complete (typing words that trigger completion), stall-load
+into the snippet editor), keystroke-complete (typing words that trigger completion; -pane: in a lone
+SnippetPane, without the window and its document), stall-load
 (heartbeat while 16 clients read), stall-preview (heartbeat while
 the preview shows 10 MB of JSON). Runs under QT_QPA_PLATFORM=offscreen with a private settings home.
 """
@@ -128,6 +129,26 @@ def _run(coro_fn: Any, project: str, *args: Any) -> int:
             loop.run_until_complete(coro_fn(app, window, *args))
     finally:
         window.shutdown()
+    return 0
+
+
+def _run_pane(coro_fn: Any, project: str, *args: Any) -> int:
+    """Like `_run`, with the project's first reader in a lone SnippetPane: the editor without the window."""
+    import qasync
+
+    from resources_qt.project import load_project
+    from studio.widgets.snippet_pane import SnippetPane
+
+    app = QApplication(sys.argv[:1])
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    pane = SnippetPane(heading="Reader", placeholder="", function="read", required=True,
+                       object_name="snippetEditor")
+    pane.load(load_project(project).resources[0].reader, key="bench")
+    pane.resize(1000, 700)
+    pane.show()
+    with loop:
+        loop.run_until_complete(coro_fn(app, pane, *args))
     return 0
 
 
@@ -333,6 +354,8 @@ def main(argv: list[str]) -> int:
         return _run(keystroke, project, int(argv[2]))
     if mode == "keystroke-complete":
         return _run(keystroke_complete, project, int(argv[2]))
+    if mode == "keystroke-complete-pane":
+        return _run_pane(keystroke_complete, project, int(argv[2]))
     if mode == "stall-load":
         return _run(stall_load, project, int(argv[2]), float(argv[3]))
     if mode == "stall-preview":
