@@ -232,6 +232,8 @@ async def run_tests_async(
             async with Client(url, mode=era, read_timeout_seconds=read_timeout, cache=None) as client:
                 await _run_era(
                     client, cases, era=era, resources=resources, snapshots=snapshots, workers_ready=ready,
+                    # Never more in flight than the project lets wait: a test must not be answered "busy".
+                    concurrency=max(1, min(CONCURRENT_READS, project.server.max_queued_reads)),
                     update_snapshots=update_snapshots, results=results, on_result=on_result, cancelled=cancelled,
                 )
     finally:
@@ -252,18 +254,19 @@ async def _run_era(
     snapshots: SnapshotStore | None,
     update_snapshots: bool,
     workers_ready: asyncio.Future[bool],
+    concurrency: int,
     results: list[TestResult],
     on_result: ResultCallback | None,
     cancelled: threading.Event | None,
 ) -> None:
     """Every case in one era; results are reported in declaration order.
 
-    Reads overlap (at most `CONCURRENT_READS` at once) so a large suite is not
+    Reads overlap (at most `concurrency` at once) so a large suite is not
     a chain of round trips. A test with `max_ms` is timed alone instead: it
     waits until the overlapping reads are done, so the time it reports is its
     own read's, not a queue's.
     """
-    gate = asyncio.Semaphore(CONCURRENT_READS)
+    gate = asyncio.Semaphore(concurrency)
 
     async def overlapped(case: TestCase) -> TestResult:
         async with gate:

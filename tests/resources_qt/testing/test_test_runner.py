@@ -159,3 +159,13 @@ def test_select_by_substring_or_glob() -> None:
     assert [c.name for c in select_tests(cases, "JSON LIST")] == ["bad json list"]
     assert [c.name for c in select_tests(cases, "ok m*")] == ["ok mime", "ok matches", "ok max_ms"]
     assert len(select_tests(cases, None)) == len(cases)
+
+
+def test_overlapping_reads_never_exceed_the_projects_read_queue() -> None:
+    # One worker, one read allowed to wait: more in flight would be answered "busy" (-32000).
+    text = CHECKS_PROJECT.replace("workers = 2\n", "workers = 1\nmax_queued_reads = 1\n")
+    project = loads_project(text)
+    assert project.server.max_queued_reads == 1
+    specs = parse_tests([{"name": f"greeting {i}", "uri": "text://greeting"} for i in range(12)])
+    results = run_tests(project, collect_tests(project, specs, samples=False))
+    assert [r.failures for r in results] == [()] * 12
