@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QApplication
 
 from resources_qt.project import Project, ResourceSpec, ServerSettings
 from resources_qt.qt import PreviewOutcome, ServerController, SessionInfo, TrafficEntry
+from resources_qt.qt.protocol import StudioController
 from resources_qt.server import ResourceServer
 from resources_qt.server.sessions import LegacySession
 
@@ -74,7 +75,7 @@ class ClientThread:
     def _run(self) -> None:
         try:
             asyncio.run(self._main())
-        except BaseException as exc:  # noqa: BLE001 - surfaced by the test
+        except BaseException as exc:  # surfaced by the test
             self.error = exc
             self.ready.set()
 
@@ -175,7 +176,8 @@ def test_announce_edits_sends_updates_for_changed_resources(qtbot: Any, controll
     changed = ResourceSpec(**{**item.__dict__, "reader": "def read(uri, params):\n    return 'new ' + params['id']\n"})
     controller.apply_resource("item", changed)
     qtbot.waitUntil(lambda: ("notifications/resources/updated", "demo://items/3", 1) in sent, timeout=WAIT)
-    controller.apply_resource(None, ResourceSpec(name="extra", uri="demo://extra", reader="def read(u, p):\n    return 'x'\n"))
+    extra = ResourceSpec(name="extra", uri="demo://extra", reader="def read(u, p):\n    return 'x'\n")
+    controller.apply_resource(None, extra)
     qtbot.waitUntil(lambda: any(s[0] == "notifications/resources/list_changed" for s in sent), timeout=WAIT)
     client.close()
     assert ("notifications/resources/updated", "demo://hello", 1) not in sent  # unchanged
@@ -233,3 +235,22 @@ def test_a_spec_edited_after_it_was_applied_is_still_a_change(qtbot: Any, contro
         controller.preview("demo://note")
     outcome: PreviewOutcome = done.args[0]
     assert outcome.contents is not None and outcome.contents[0].text == "second"
+
+
+def test_the_controller_implements_the_studio_protocol(controller: ServerController) -> None:
+    assert isinstance(controller, StudioController)
+    controller.announce_edits = True
+    assert controller.announce_edits is True
+
+
+def test_a_read_that_prints_arrives_as_one_snippet_output_on_the_gui_thread(
+    qtbot: Any, controller: ServerController
+) -> None:
+    seen: list[tuple[Any, bool]] = []
+    controller.read_output.connect(lambda output: seen.append((output, _on_gui_thread())))
+    with qtbot.waitSignal(controller.preview_finished, timeout=WAIT):
+        controller.preview("demo://hello")
+    qtbot.waitUntil(lambda: bool(seen), timeout=WAIT)
+    output, on_gui = seen[0]
+    assert on_gui and output.key == "hello" and output.uri == "demo://hello"
+    assert output.chunks == (("stdout", "reading demo://hello\n"),) and output.started > 0
