@@ -297,13 +297,17 @@ def _edit(
         doc = tomlkit.parse(old)
         edit(doc)
         text = doc.as_string()
-        if check(text):
-            return text
     except ValidationError:
-        raise
+        raise  # a string TOML cannot carry: nothing can be saved
     except Exception:  # a tomlkit quirk must never cost the save; the standard layout is always right
         logger.warning("Rewrote %s in the standard layout: editing it in place failed", what, exc_info=True)
         return None
+    try:
+        same = check(text)
+    except (ValueError, KeyError, IndexError, TypeError):  # the edit broke the table's shape
+        same = False
+    if same:
+        return text
     logger.warning("Rewrote %s in the standard layout: the edited text did not load back the same", what)
     return None
 
@@ -345,20 +349,24 @@ def _apply(
         else:
             table[name] = _item(name, wanted, like=current)
     known = [name for name in order if name in entries] + [name for name in entries if name not in order]
+    container = _container(table)
     for position, name in enumerate(known):
         if name in table:
             continue
         item = _item(name, entries[name], like=None)
-        before = next((k for k in reversed(known[:position]) if k in table), None)
-        container = _container(table)
+        # Beside the plain keys: a key below a sub-table's header would belong to the sub-table.
+        plain_keys = {key for key in table if not isinstance(table[key], items.Table | items.AoT)}
+        before = next((k for k in reversed(known[:position]) if k in plain_keys), None)
+        after = next((k for k in known[position + 1 :] if k in plain_keys), None)
+        first_sub = next((k for k in table if k not in plain_keys), None)
         if before is not None:
             container._insert_after(before, name, item)
+        elif after is not None:
+            container._insert_at(_body_index(container, after), name, item)
+        elif first_sub is not None:
+            container._insert_at(_body_index(container, first_sub), name, item)
         else:
-            after = next((k for k in known[position + 1 :] if k in table), None)
-            if after is None:
-                table.add(name, item)
-            else:
-                container._insert_at(_body_index(container, after), name, item)
+            table.add(name, item)
 
 
 def _same_resource(name: str, old: Any, new: Any) -> bool:

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from resources_qt import CacheHint
+from resources_qt import Annotations, CacheHint, Icon
 from resources_qt.project import (
     Project,
     ProjectError,
@@ -330,3 +330,36 @@ def test_windows_line_endings_load_as_newlines_and_save_in_place(tmp_path: Path)
     save_project(project)
     assert load_project(path) == project
     assert comments(path.read_text(encoding="utf-8")) == comments(HAND_WRITTEN)
+
+
+SUB_TABLES = """\
+format = 1
+[[resources]]
+name = "a"   # first
+uri = "x://a"
+annotations.priority = 0.5   # dotted
+[[resources.icons]]
+src = "https://example.com/x.png"   # an array of tables
+[resources.cache]
+ttl_ms = 5
+[[tests]]
+uri = "x://a"
+[tests.expect]
+contains = "a"
+"""
+
+
+def test_sub_tables_and_dotted_keys_are_edited_without_breaking_the_table() -> None:
+    project = loads_project(SUB_TABLES)
+    assert project.layout is not None
+    spec = project.resources[0]
+    spec.title = "T"  # a new plain key: above the sub-tables, or it would belong to them
+    spec.icons = [Icon("https://example.com/y.png", None, ())]
+    spec.annotations = Annotations(("assistant",), 0.1, None)
+    spec.cache = CacheHint(7, "public")
+    project.tests[0] = TestSpec(name="x://a", uri="x://a", expect=Expectation(contains="b"), named=False)
+    text = dumps_project(project)
+    assert loads_project(text) == project
+    assert 'name = "a"   # first\ntitle = "T"\nuri = "x://a"\n' in text
+    assert "annotations.priority = 0.1   # dotted" in text
+    assert '[tests.expect]\ncontains = "b"\n' in text
