@@ -20,6 +20,7 @@ from PySide6.QtGui import QBrush, QGuiApplication, QIcon
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
+    QComboBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -34,6 +35,7 @@ from PySide6.QtWidgets import (
 
 from resources_qt.project import Project
 from resources_qt.testing.runner import (
+    ERAS,
     RunError,
     TestCase,
     TestResult,
@@ -251,8 +253,15 @@ class TestsWorker(QObject):
     def is_running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
-    def start(self, project: Project, cases: Sequence[TestCase], *, snapshots: SnapshotStore | None) -> None:
-        """Run `cases` against `project` (a copy the caller will not change) in the background."""
+    def start(
+        self,
+        project: Project,
+        cases: Sequence[TestCase],
+        *,
+        snapshots: SnapshotStore | None,
+        era: str = ERAS[0],
+    ) -> None:
+        """Run `cases` against `project` (a copy the caller will not change) in the background, in `era`."""
         if self.is_running:
             raise RuntimeError("a test run is already under way")
         self._cancelled = threading.Event()
@@ -262,7 +271,8 @@ class TestsWorker(QObject):
         def work() -> None:
             error = ""
             try:
-                run_tests(project, cases, snapshots=snapshots, on_result=self._deliver, cancelled=cancelled)
+                run_tests(project, cases, eras=(era,), snapshots=snapshots, on_result=self._deliver,
+                          cancelled=cancelled)
             except RunError as exc:
                 error = str(exc)
             except Exception as exc:  # a crash of the run must end it visibly, not kill the thread silently
@@ -334,6 +344,11 @@ class TestsView(QWidget):
         self.run_selected_button.setObjectName("runSelectedButton")
         self.run_resource_button = QPushButton("Run resource's tests", self)
         self.run_resource_button.setObjectName("runResourceTestsButton")
+        self.era_combo = QComboBox(self)
+        self.era_combo.setObjectName("testsEraCombo")
+        self.era_combo.setToolTip("Protocol era the test client speaks")
+        for era in ERAS:
+            self.era_combo.addItem(era, era)
         self.status_label = QLabel(self)
         self.status_label.setObjectName("testsStatus")
         self.table = QTableView(self)
@@ -354,6 +369,7 @@ class TestsView(QWidget):
         buttons = QHBoxLayout()
         for button in (self.run_all_button, self.run_selected_button, self.run_resource_button):
             buttons.addWidget(button)
+        buttons.addWidget(self.era_combo)
         buttons.addWidget(self.status_label, 1)
         splitter = QSplitter(Qt.Orientation.Vertical, self)
         splitter.addWidget(self.table)
@@ -386,6 +402,11 @@ class TestsView(QWidget):
         self._update_buttons()
         self._show_details()
 
+    @property
+    def era(self) -> str:
+        """The protocol era runs use (`testsEraCombo`)."""
+        return str(self.era_combo.currentData())
+
     def set_current_resource(self, name: str | None) -> None:
         """The resource whose tests `runResourceTestsButton` runs (None: none selected)."""
         self._current_resource = name or None
@@ -412,7 +433,7 @@ class TestsView(QWidget):
         self.model.mark_running([case.name for case in cases])
         path = self._document.path
         snapshots = SnapshotStore(snapshot_dir_for(path)) if path is not None else None
-        self._worker.start(project, cases, snapshots=snapshots)
+        self._worker.start(project, cases, snapshots=snapshots, era=self.era)
         note = f" ({', '.join(skipped)} not served: fix the errors first)" if skipped else ""
         self.status_label.setText(f"Running {len(cases)} test(s)…{note}")
         self._update_buttons()
@@ -439,6 +460,7 @@ class TestsView(QWidget):
         self.run_all_button.setEnabled(not running and has_rows)
         self.run_selected_button.setEnabled(not running and bool(self._selected_names()))
         self.run_resource_button.setEnabled(not running and self._current_resource is not None)
+        self.era_combo.setEnabled(not running)
 
     def _selected_names(self) -> list[str]:
         rows = sorted({index.row() for index in self.table.selectionModel().selectedRows()})

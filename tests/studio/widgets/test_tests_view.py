@@ -144,3 +144,22 @@ def test_nothing_to_run_does_nothing(qtbot: QtBot) -> None:
     qtbot.addWidget(widget)
     assert widget.model.rowCount() == 0 and not widget.run_all_button.isEnabled()
     assert widget.run_all() is False and not widget.is_running
+
+
+def test_runs_use_the_chosen_era(qtbot: QtBot) -> None:
+    project = _project()
+    project.tests = parse_tests([{"name": "unknown", "uri": "nowhere://x", "expect": {"error": -32002}}])
+    widget = TestsView(ProjectDocument(project))
+    qtbot.addWidget(widget)
+    assert widget.era == "legacy"
+    with qtbot.waitSignal(widget.run_finished, timeout=RUN_MS):
+        assert widget.run_names(["unknown"])
+    assert _statuses(widget)["unknown"] == PASSED  # handshake-era servers answer -32002
+    widget.era_combo.setCurrentIndex(widget.era_combo.findData("2026-07-28"))
+    with qtbot.waitSignal(widget.run_finished, timeout=RUN_MS):
+        assert widget.run_names(["unknown"])
+    row = widget.model.row_named("unknown")
+    assert row is not None and row.status == FAILED and row.result is not None
+    assert row.result.era == "2026-07-28"
+    assert row.result.failures[0].startswith("error: expected code -32002, got -32602")
+    widget.shutdown()
