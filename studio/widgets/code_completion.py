@@ -1,9 +1,4 @@
-"""Completion while typing in the code editor: a QCompleter popup fed by jedi in a completion process.
-
-Typing never waits for jedi: requests go to one shared worker thread, which
-hands only the newest request to the process (older ones are dropped unseen),
-and a result is shown only if the cursor is still where it was asked for.
-"""
+"""Completion while typing: a QCompleter popup fed by jedi in a completion process, via one worker thread."""
 
 from __future__ import annotations
 
@@ -170,11 +165,15 @@ class CompletionWorker(QObject):
                 self.checked.emit(request, tuple(found) if isinstance(found, list) else found)
             else:
                 names = data.get("candidates", [])
-                self.completed.emit(request, [Candidate(str(n), str(k), str(x)) for n, k, x in names])
+                self.completed.emit(request, [Candidate(name=str(n), kind=str(k), suffix=str(x)) for n, k, x in names])
 
 
 class CodeCompletion(QObject):
     """Completion for one editor: triggers, the popup, and inserting the chosen name.
+
+    Typing never waits for jedi: requests go to the shared worker, which hands
+    only the newest one to the process, and an answer is shown only if the
+    cursor is still in the word it was asked for.
 
     The editor calls `text_typed` after inserting text, `request_now` on
     Ctrl+Space, and asks `popup_visible` before handling Enter/Tab/Escape.

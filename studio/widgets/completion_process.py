@@ -1,10 +1,4 @@
-"""The completion process: `python -m studio.widgets.completion_process` answers JSON-line requests with jedi.
-
-jedi builds a large parse tree per request; in the GUI process its garbage
-collections alone stalled the event loop for over 100 ms, so it runs here,
-as does the compile check of long snippets (compile holds the GIL).
-One request per stdin line, one answer per stdout line; end of stdin ends it.
-"""
+"""The completion process (`python -m studio.widgets.completion_process`): jedi and long compile checks."""
 
 from __future__ import annotations
 
@@ -53,9 +47,15 @@ def _check(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def main() -> int:
+    """Answer one JSON request per stdin line with one JSON line on stdout; end of stdin ends the process.
+
+    jedi builds a large parse tree per request: in the GUI process its garbage
+    collections alone stalled the event loop for over 100 ms, so it runs here,
+    as does the compile check of long snippets (compile holds the GIL).
+    """
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     try:  # the first jedi call loads its stubs (seconds): pay for it before the first request waits
-        compute_completions(CompletionRequest(0, 0, "import json\njson.d", 2, 6))
+        compute_completions(CompletionRequest(request_id=0, owner=0, source="import json\njson.d", line=2, column=6))
     except Exception:
         logger.debug("completion warm-up failed", exc_info=True)
     print(json.dumps({"ready": True}), flush=True)

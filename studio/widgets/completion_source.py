@@ -1,7 +1,4 @@
-"""What to complete at a cursor in a snippet: jedi names (prelude and helpers included) or `params["…"]` keys.
-
-Qt-free and thread-agnostic: `compute_completions` runs on the completion worker thread.
-"""
+"""What to complete at a snippet's cursor (Qt-free): jedi names with the prelude and helpers, or params keys."""
 
 from __future__ import annotations
 
@@ -29,7 +26,7 @@ _WORD = re.compile(r"[^\W\d]\w*$|\d\w*$")
 _PARAMS_KEY = re.compile(r"""params(\[|\.get\()\s*(["'])(\w*)$""")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CompletionRequest:
     """One question to the worker: the snippet, the cursor (1-based line, 0-based column) and the context."""
 
@@ -42,7 +39,7 @@ class CompletionRequest:
     variables: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CheckRequest:
     """A compile check of a long snippet, done in the completion process instead of the GUI's thread."""
 
@@ -52,7 +49,7 @@ class CheckRequest:
     function: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Candidate:
     """One completion: the name to insert, what it is ("function", "param", "variable" …) and its closer."""
 
@@ -130,7 +127,11 @@ def _param_candidates(request: CompletionRequest, before: str) -> list[Candidate
     after = request.source.split("\n")[request.line - 1][request.column :]
     # Close the key only when the user has not already: `params["id"]` typed back to front stays intact.
     suffix = "" if after[:1] in ("'", '"') else quote + closer
-    return [Candidate(name, "template variable", suffix) for name in request.variables if name.startswith(typed)]
+    return [
+        Candidate(name=name, kind="template variable", suffix=suffix)
+        for name in request.variables
+        if name.startswith(typed)
+    ]
 
 
 def compute_completions(request: CompletionRequest) -> list[Candidate]:
@@ -160,7 +161,7 @@ def compute_completions(request: CompletionRequest) -> list[Candidate]:
         name = completion.name
         if name.startswith("__") and not prefix.startswith("__"):
             continue
-        candidates.append(Candidate(name, completion.type))
+        candidates.append(Candidate(name=name, kind=completion.type))
         if len(candidates) >= MAX_CANDIDATES:
             break
     return candidates

@@ -47,7 +47,7 @@ def contrast_ratio(a: QColor, b: QColor) -> float:
     return (light + 0.05) / (dark + 0.05)
 
 
-def blend(a: QColor, b: QColor, amount: float) -> QColor:
+def blend(a: QColor, b: QColor, *, amount: float) -> QColor:
     """`a` moved `amount` (0..1) of the way to `b`, opaque."""
     t = min(max(amount, 0.0), 1.0)
     return QColor(
@@ -57,10 +57,10 @@ def blend(a: QColor, b: QColor, amount: float) -> QColor:
     )
 
 
-def ensure_contrast(color: QColor, backgrounds: tuple[QColor, ...], toward: QColor, ratio: float) -> QColor:
+def ensure_contrast(color: QColor, backgrounds: tuple[QColor, ...], *, toward: QColor, ratio: float) -> QColor:
     """`color`, blended toward `toward` just enough to reach `ratio` against every background."""
     for step in range(21):
-        candidate = blend(color, toward, step / 20)
+        candidate = blend(color, toward, amount=step / 20)
         if all(contrast_ratio(candidate, bg) >= ratio for bg in backgrounds):
             return candidate
     return QColor(toward)
@@ -88,7 +88,7 @@ def _style_color(style: StyleMeta, *tokens: object) -> QColor | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class EditorTheme:
     """Every colour the editor paints, for one palette."""
 
@@ -112,19 +112,19 @@ class EditorTheme:
 
 
 @functools.lru_cache(maxsize=16)
-def _theme(style_name: str, base_rgb: int, text_rgb: int, highlight_rgb: int) -> EditorTheme:
+def _theme(style_name: str, *, base_rgb: int, text_rgb: int, highlight_rgb: int) -> EditorTheme:
     base, text, highlight = QColor.fromRgb(base_rgb), QColor.fromRgb(text_rgb), QColor.fromRgb(highlight_rgb)
     style = get_style_by_name(style_name)
     dark = relative_luminance(base) < relative_luminance(text)
-    current_line = blend(base, highlight, 0.14 if dark else 0.08)
+    current_line = blend(base, highlight, amount=0.14 if dark else 0.08)
     # The current line must never cost the text its contrast: fall back toward the base until it is readable.
     step = 0.14 if dark else 0.08
     while contrast_ratio(text, current_line) < MIN_CONTRAST and step > 0:
         step = max(step - 0.02, 0.0)
-        current_line = blend(base, highlight, step)
+        current_line = blend(base, highlight, amount=step)
     raw_error = _style_color(style, Generic.Error, Error) or highlight
-    error = ensure_contrast(raw_error, (base, current_line), text, MIN_CONTRAST)
-    gutter_background = blend(base, text, 0.05)
+    error = ensure_contrast(raw_error, (base, current_line), toward=text, ratio=MIN_CONTRAST)
+    gutter_background = blend(base, text, amount=0.05)
     return EditorTheme(
         style=style_name,
         dark=dark,
@@ -132,12 +132,13 @@ def _theme(style_name: str, base_rgb: int, text_rgb: int, highlight_rgb: int) ->
         text=text,
         current_line=current_line,
         gutter_background=gutter_background,
-        gutter_text=ensure_contrast(blend(text, base, 0.55), (gutter_background,), text, 3.0),
-        gutter_current=ensure_contrast(blend(text, base, 0.15), (gutter_background,), text, MIN_CONTRAST),
+        gutter_text=ensure_contrast(blend(text, base, amount=0.55), (gutter_background,), toward=text, ratio=3.0),
+        gutter_current=ensure_contrast(blend(text, base, amount=0.15), (gutter_background,), toward=text,
+                                       ratio=MIN_CONTRAST),
         error=error,
-        error_background=blend(gutter_background, error, 0.18),
-        bracket_match=blend(base, highlight, 0.35),
-        find_match=blend(base, highlight, 0.25),
+        error_background=blend(gutter_background, error, amount=0.18),
+        bracket_match=blend(base, highlight, amount=0.35),
+        find_match=blend(base, highlight, amount=0.25),
     )
 
 
@@ -146,7 +147,7 @@ def theme_for_palette(palette: QPalette) -> EditorTheme:
     group = QPalette.ColorGroup.Active
     return _theme(
         style_for_palette(palette),
-        palette.color(group, QPalette.ColorRole.Base).rgb(),
-        palette.color(group, QPalette.ColorRole.Text).rgb(),
-        palette.color(group, QPalette.ColorRole.Highlight).rgb(),
+        base_rgb=palette.color(group, QPalette.ColorRole.Base).rgb(),
+        text_rgb=palette.color(group, QPalette.ColorRole.Text).rgb(),
+        highlight_rgb=palette.color(group, QPalette.ColorRole.Highlight).rgb(),
     )

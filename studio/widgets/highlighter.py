@@ -105,7 +105,7 @@ def _token_format(ttype: _TokenType, style_name: str, colors: tuple[int, int, in
         color = QColor(f"#{info['color']}")
         if colors is not None:
             base, line, text = (QColor.fromRgb(value) for value in colors)
-            color = ensure_contrast(color, (base, line), text, MIN_CONTRAST)
+            color = ensure_contrast(color, (base, line), toward=text, ratio=MIN_CONTRAST)
         fmt.setForeground(color)
     if info["bold"]:
         fmt.setFontWeight(QFont.Weight.Bold)
@@ -128,6 +128,7 @@ def _apply(
     highlighter: QSyntaxHighlighter,
     text: str,
     runs: Iterable[tuple[int, int, _TokenType]],
+    *,
     theme: EditorTheme | None,
 ) -> None:
     offsets = _utf16_offsets(text)
@@ -216,7 +217,7 @@ class SpanHighlighter(ThemedHighlighter):
     def highlightBlock(self, text: str) -> None:
         runs = self._spans.get(self.currentBlock().blockNumber())
         if runs:
-            _apply(self, text, runs, self._theme)
+            _apply(self, text, runs, theme=self._theme)
 
 
 # Block states of the Python highlighter: inside which triple-quoted string a line ends.
@@ -284,5 +285,5 @@ class PythonHighlighter(ThemedHighlighter):
                 length += start
                 start = 0
             runs.append((start, length, ttype))
-        _apply(self, text, runs, self._theme)
+        _apply(self, text, runs, theme=self._theme)
         self.setCurrentBlockState(_end_state(text, previous))

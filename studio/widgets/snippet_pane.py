@@ -202,7 +202,7 @@ class SnippetPane(QWidget):
         background = palette.color(QPalette.ColorRole.Window)
         text = palette.color(QPalette.ColorRole.WindowText)
         if self._status_error:
-            color = ensure_contrast(theme_for_palette(palette).error, (background,), text, 4.5)
+            color = ensure_contrast(theme_for_palette(palette).error, (background,), toward=text, ratio=4.5)
         else:
             color = palette.color(QPalette.ColorRole.PlaceholderText)
         status_palette = self.status.palette()
@@ -229,7 +229,9 @@ class SnippetPane(QWidget):
         if self._worker is None:
             self._worker = CompletionWorker.shared()
             self._worker.checked.connect(self._on_checked)
-        request = CheckRequest(next(self._check_ids), self._owner, source, self._function)
+        request = CheckRequest(
+            request_id=next(self._check_ids), owner=self._owner, source=source, function=self._function
+        )
         self._check_pending = request
         self._worker.submit(request)
 

@@ -20,7 +20,8 @@ PRELUDE = "CUSTOMERS = {'42': 'Ada'}\n\ndef customer_name(key):\n    return CUST
 
 def names_at(source: str, *, prelude: str = "", variables: tuple[str, ...] = ()) -> list[str]:
     lines = source.split("\n")
-    request = CompletionRequest(1, 0, source, len(lines), len(lines[-1]), prelude, variables)
+    request = CompletionRequest(request_id=1, owner=0, source=source, line=len(lines), column=len(lines[-1]),
+                                prelude=prelude, variables=variables)
     return [c.name for c in compute_completions(request)]
 
 
@@ -35,10 +36,12 @@ def test_completions_see_the_prelude_the_helpers_and_modules():
 
 
 def test_params_keys_complete_the_template_variables():
-    found = compute_completions(CompletionRequest(1, 0, "x = params['fo", 1, 14, "", ("folder", "id", "format")))
+    found = compute_completions(CompletionRequest(request_id=1, owner=0, source="x = params['fo", line=1, column=14,
+                                                  variables=("folder", "id", "format")))
     assert [(c.name, c.suffix) for c in found] == [("folder", "']"), ("format", "']")]
     source = 'x = params.get("")'
-    found = compute_completions(CompletionRequest(1, 0, source, 1, 16, "", ("id",)))
+    found = compute_completions(CompletionRequest(request_id=1, owner=0, source=source, line=1, column=16,
+                                                  variables=("id",)))
     assert [(c.name, c.suffix) for c in found] == [("id", "")]  # the closing quote is already there
     assert params_key_prefix('params["i') == ("i", '"', "]")
     assert params_key_prefix("params[i") is None
@@ -135,7 +138,7 @@ def test_a_completion_process_that_died_is_started_again(qtbot):
 
 def test_closing_a_worker_ends_its_process(qtbot):
     worker = CompletionWorker()
-    request = CompletionRequest(1, 999, "import json\njson.", 2, 5)
+    request = CompletionRequest(request_id=1, owner=999, source="import json\njson.", line=2, column=5)
     with qtbot.waitSignal(worker.completed, timeout=WAIT_MS) as answered:
         worker.submit(request)
     assert "dumps" in [c.name for c in answered.args[1]]
