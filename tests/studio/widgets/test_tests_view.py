@@ -14,7 +14,8 @@ from pytestqt.qtbot import QtBot
 from resources_qt.project import Project, loads_project
 from resources_qt.testing.spec import parse_tests
 from studio.document import ProjectDocument
-from studio.widgets.tests_view import FAILED, NOT_RUN, PASSED, STATUS_COLUMN, TestsView
+from studio.widgets.tests_model import FAILED, NOT_RUN, PASSED, STATUS_COLUMN
+from studio.widgets.tests_view import TestsView
 
 RUN_MS = 60_000
 BROKEN = """
