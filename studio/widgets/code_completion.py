@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import itertools
 import json
 import logging
@@ -32,6 +33,14 @@ __all__ = ["TRIGGER_DEBOUNCE_MS", "CodeCompletion", "CompletionWorker"]
 
 TRIGGER_DEBOUNCE_MS = 120
 POPUP_ROWS = 10
+
+
+def _release(process: subprocess.Popen[str]) -> None:
+    for pipe in (process.stdin, process.stdout):
+        if pipe is not None:
+            # A pipe to a dead process may fail to flush; it is closed all the same.
+            with contextlib.suppress(OSError):
+                pipe.close()
 
 
 class CompletionWorker(QObject):
@@ -96,14 +105,15 @@ class CompletionWorker(QObject):
             self._closed = True
             self._wake.notify()
         process = self._process
-        if process is not None and process.poll() is None:
-            if process.stdin is not None:
-                process.stdin.close()
+        if process is not None:
+            if process.stdin is not None and process.poll() is None:
+                process.stdin.close()  # end of input ends the process
             try:
                 process.wait(timeout=2)
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+            _release(process)
 
     def _start_process(self) -> subprocess.Popen[str]:
         env = dict(os.environ)
@@ -116,12 +126,16 @@ class CompletionWorker(QObject):
         assert process.stdout is not None
         ready = process.stdout.readline()
         if not ready:
-            raise OSError(f"the completion process exited ({process.wait()}) before it was ready")
+            code = process.wait()
+            _release(process)
+            raise OSError(f"the completion process exited ({code}) before it was ready")
         logger.debug("completion process %d ready", process.pid)
         return process
 
     def _ensure_process(self) -> subprocess.Popen[str]:
         if self._process is None or self._process.poll() is not None:
+            if self._process is not None:  # a dead one: release its pipes before starting the next
+                _release(self._process)
             try:
                 self._process = self._start_process()
             except OSError:
