@@ -20,6 +20,8 @@ class SnapshotState:
 
     recorded: str | None
     location: str
+    error: str = ""
+    """Why the snapshot could not be read or recorded ("" when it could)."""
 
 
 def evaluate(expect: Expectation, observed: ObservedRead, *, snapshot: SnapshotState | None = None) -> list[str]:
@@ -149,6 +151,8 @@ def _json_text(value: object) -> str:
 
 
 def _check_snapshot(observed: ObservedRead, snapshot: SnapshotState) -> list[str]:
+    if snapshot.error:
+        return [f"snapshot: {snapshot.error}"]
     rendered = render_snapshot(observed)
     if snapshot.recorded is None:
         return [f"snapshot: none recorded at {snapshot.location} (run with --update-snapshots to record it)"]

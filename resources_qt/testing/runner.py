@@ -343,11 +343,21 @@ def _snapshot_state(
     if store is None:
         return SnapshotState(None, "(no snapshot directory: the project has no file)"), ""
     location = str(store.path_for(spec.name))
-    recorded = store.read(spec.name)
+    try:
+        recorded = store.read(spec.name)
+    except (OSError, UnicodeDecodeError) as exc:
+        return SnapshotState(None, location, error=f"cannot read {location}: {_reason(exc)}"), ""
     if not update or observed.failed:
         return SnapshotState(recorded, location), ""
     rendered = render_snapshot(observed)
     if recorded == rendered:
         return SnapshotState(recorded, location), ""
-    store.write(spec.name, rendered)
+    try:
+        store.write(spec.name, rendered)
+    except OSError as exc:
+        return SnapshotState(recorded, location, error=f"cannot record {location}: {_reason(exc)}"), ""
     return SnapshotState(rendered, location), "snapshot recorded" if recorded is None else "snapshot updated"
+
+
+def _reason(exc: BaseException) -> str:
+    return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)

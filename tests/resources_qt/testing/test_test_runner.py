@@ -169,3 +169,18 @@ def test_overlapping_reads_never_exceed_the_projects_read_queue() -> None:
     specs = parse_tests([{"name": f"greeting {i}", "uri": "text://greeting"} for i in range(12)])
     results = run_tests(project, collect_tests(project, specs, samples=False))
     assert [r.failures for r in results] == [()] * 12
+
+
+def test_a_snapshot_that_cannot_be_read_or_recorded_fails_that_test_only(tmp_path: Path) -> None:
+    blocked = tmp_path / "checks.snapshots"
+    blocked.symlink_to(tmp_path / "gone")  # nothing recorded to read, and no directory can be made there
+    project = loads_project(CHECKS_PROJECT)
+    specs = parse_tests([{"name": "greeting", "uri": "text://greeting", "expect": {"snapshot": True}},
+                         {"name": "plain", "uri": "text://greeting"}])
+    cases = collect_tests(project, specs, samples=False)
+    recording = run_tests(project, cases, snapshots=SnapshotStore(blocked), update_snapshots=True)
+    assert recording[0].failures[0].startswith(f"snapshot: cannot record {blocked / 'greeting.txt'}: ")
+    assert recording[1].passed
+    (tmp_path / "dir.snapshots" / "greeting.txt").mkdir(parents=True)  # unreadable as a file
+    reading = run_tests(project, cases, snapshots=SnapshotStore(tmp_path / "dir.snapshots"))
+    assert reading[0].failures[0].startswith("snapshot: cannot read ") and reading[1].passed
