@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections import OrderedDict
@@ -68,16 +69,31 @@ class NotificationRelay:
     their own, such as each reloading one shared project file) is delivered
     at most once per key here, whether it came from this replica or another;
     keys are remembered for `key_ttl` seconds, at most `max_keys` of them.
+    A keyed event from another replica is held up to `hold` seconds first:
+    if this replica raises the same change meanwhile (its own reload), it is
+    delivered then, once the new content is here to be read; otherwise when
+    the hold ends. At most `max_keys` events are held.
     """
 
     def __init__(
-        self, local: LocalDelivery, bus: Bus | None = None, *, key_ttl: float = 120.0, max_keys: int = 4096
+        self,
+        local: LocalDelivery,
+        bus: Bus | None = None,
+        *,
+        key_ttl: float = 120.0,
+        max_keys: int = 4096,
+        hold: float = 3.0,
     ) -> None:
+        if not (key_ttl > 0 and max_keys > 0 and hold >= 0):
+            raise ValueError("key_ttl and max_keys must be positive, hold not negative")
         self.local = local
         self.bus = bus
         self.key_ttl = key_ttl
         self.max_keys = max_keys
+        self.hold = hold
         self._seen: OrderedDict[str, float] = OrderedDict()
+        self._held: dict[str, asyncio.TimerHandle] = {}
+        self._deliveries: set[asyncio.Task[None]] = set()
         self._unlisten: Callable[[], None] | None = None
 
     async def start(self) -> None:
@@ -88,6 +104,11 @@ class NotificationRelay:
         await self.bus.start()
 
     async def close(self) -> None:
+        for handle in self._held.values():
+            handle.cancel()
+        self._held.clear()
+        for task in list(self._deliveries):
+            task.cancel()
         if self.bus is None:
             return
         if self._unlisten is not None:
@@ -96,36 +117,77 @@ class NotificationRelay:
         await self.bus.close()
 
     async def list_changed(self, *, key: str | None = None) -> int:
+        held = self._release(key)
         if not self._first_time(key):
             return 0
         sent = await self.local.deliver_list_changed()
-        if self.bus is not None:
+        if self.bus is not None and not held:
             self.bus.post(ListChanged(), key=key)
         return sent
 
     async def updated(self, uri: str, session_id: str | None = None, *, key: str | None = None) -> int:
+        held = self._release(key)
         if not self._first_time(key):
             return 0
         sent = await self.local.deliver_updated(uri, session_id)
-        if self.bus is not None and (session_id is None or not self.local.holds_session(session_id)):
+        if self.bus is not None and not held and (session_id is None or not self.local.holds_session(session_id)):
             self.bus.post(Updated(uri), session_id=session_id, key=key)
         return sent
+
+    def _release(self, key: str | None) -> bool:
+        # This replica raised a change another one already announced: deliver it
+        # now (the caller does), and leave the publishing to the first replica.
+        handle = self._held.pop(key, None) if key is not None else None
+        if handle is None:
+            return False
+        handle.cancel()
+        return True
 
     async def _on_remote(self, envelope: Envelope) -> None:
         event = envelope.event
         if not self.local.accepts(event):
             return
-        if isinstance(event, Updated):
-            if envelope.session_id is not None and not self.local.holds_session(envelope.session_id):
-                return  # the session lives on another replica (or nowhere)
-            if not self._first_time(envelope.key):
+        if (
+            isinstance(event, Updated)
+            and envelope.session_id is not None
+            and not self.local.holds_session(envelope.session_id)
+        ):
+            return  # the session lives on another replica (or nowhere)
+        key = envelope.key
+        if key is not None:
+            if key in self._held or self._seen_recently(key):
                 return
-            await self.local.deliver_updated(event.uri, envelope.session_id)
-        else:
-            if not self._first_time(envelope.key):
+            if self.hold > 0 and len(self._held) < self.max_keys:
+                loop = asyncio.get_running_loop()
+                self._held[key] = loop.call_later(self.hold, self._end_hold, envelope)
                 return
-            await self.local.deliver_list_changed()
+        await self._deliver_remote(envelope)
+
+    def _end_hold(self, envelope: Envelope) -> None:
+        assert envelope.key is not None
+        if self._held.pop(envelope.key, None) is None:
+            return
+        task = asyncio.get_running_loop().create_task(self._deliver_remote(envelope))
+        self._deliveries.add(task)
+        task.add_done_callback(self._deliveries.discard)
+
+    async def _deliver_remote(self, envelope: Envelope) -> None:
+        if not self._first_time(envelope.key):
+            return
+        event = envelope.event
+        try:
+            if isinstance(event, Updated):
+                await self.local.deliver_updated(event.uri, envelope.session_id)
+            else:
+                await self.local.deliver_list_changed()
+        except Exception:  # a held delivery runs in its own task: nothing above it would log this
+            logger.exception("Delivering %s from replica %s failed", type(event).__name__, envelope.origin)
+            return
         logger.debug("Delivered %s from replica %s", type(event).__name__, envelope.origin)
+
+    def _seen_recently(self, key: str) -> bool:
+        at = self._seen.get(key)
+        return at is not None and time.monotonic() - at <= self.key_ttl
 
     def _first_time(self, key: str | None) -> bool:
         """True (and remembered) unless `key` was delivered here within key_ttl; True for no key."""

@@ -16,6 +16,7 @@ from resources_qt.bus.relay import NotificationRelay
 pytestmark = pytest.mark.anyio
 
 TIMEOUT = 10.0
+LC = ("list_changed", "", None)
 
 
 @pytest.fixture
@@ -67,7 +68,7 @@ async def fleet(server: RedisServer) -> AsyncIterator[list[tuple[Replica, Notifi
     for index, sessions in enumerate(({"a-1", "a-2"}, {"b-1"}, set())):
         replica = Replica(sessions, subscriptions=index != 2)
         bus = RedisBus(server.url, channel="resource-studio:relay", origin=f"replica-{index}", backoff_initial=0.05)
-        relay = NotificationRelay(replica, bus)
+        relay = NotificationRelay(replica, bus, hold=0.5)
         await relay.start()
         assert await bus.wait_connected(TIMEOUT)
         members.append((replica, relay))
@@ -114,25 +115,28 @@ async def test_a_keyed_change_is_delivered_once_per_replica_whoever_raises_it(
     fleet: list[tuple[Replica, NotificationRelay]],
 ) -> None:
     (a, relay_a), (b, relay_b), (c, relay_c) = fleet
-    # a raises first; b and c get it over the bus, then raise the same change themselves.
+    bus_b = relay_b.bus
+    assert isinstance(bus_b, RedisBus)
+    # a raises a change first: b and c hold it, waiting for their own reload of it.
     assert await relay_a.list_changed(key="reload:1") == 2
-    await until(lambda: len(b.received) == 1 and len(c.received) == 1)
-    assert await relay_b.list_changed(key="reload:1") == 0
+    await until(lambda: bus_b.stats.received == 1)
+    assert b.received == [] and c.received == []
+    # b's reload raises the same change: delivered now, once, and not published again.
+    assert await relay_b.list_changed(key="reload:1") == 1
+    assert b.received == [LC]
+    # c never raises it: the hold ends and c delivers it anyway.
+    await until(lambda: c.received == [LC])
     assert await relay_c.list_changed(key="reload:1") == 0
     # b and c raise the next one at the same moment, before either hears of the other.
     await relay_b.updated("demo://x", key="reload:2")
-    await relay_c.list_changed(key="reload:2b")
     await relay_c.updated("demo://x", key="reload:2")
-    await until(lambda: ("list_changed", "", None) in a.received[1:] and len(b.received) == 3)
     await until(lambda: ("updated", "demo://x", None) in a.received)
-    await relay_a.list_changed()  # unkeyed marker: after it, nothing earlier is still in flight
-    await until(lambda: len(b.received) == 4 and len(c.received) == 4)
-    # b's and c's publishes race each other to Redis, so only a's last entry has a fixed place.
-    assert sorted(a.received[:3]) == [("list_changed", "", None), ("list_changed", "", None),
-                                      ("updated", "demo://x", None)]
-    assert a.received[3] == ("list_changed", "", None)
-    assert b.received.count(("updated", "demo://x", None)) == 1
-    assert c.received.count(("updated", "demo://x", None)) == 1
+    await relay_a.list_changed()  # unkeyed marker: once it is everywhere, nothing earlier is in flight
+    await until(lambda: len(b.received) == 3 and len(c.received) == 3)
+    assert a.received == [LC, ("updated", "demo://x", None), LC]
+    assert b.received == [LC, ("updated", "demo://x", None), LC]
+    assert c.received == [LC, ("updated", "demo://x", None), LC]
+    assert bus_b.stats.published == 1  # reload:2 only; reload:1 was a's to publish
 
 
 async def test_without_a_bus_the_relay_only_delivers_locally() -> None:
