@@ -106,6 +106,7 @@ class FindBar(QWidget):
         self.replace_all_button.clicked.connect(self.replace_all)
         close.clicked.connect(self.close_bar)
         editor.textChanged.connect(self._on_editor_text_changed)
+        editor.cursorPositionChanged.connect(self._on_editor_text_changed)  # "3 of 12" follows a click too
         self.hide()
 
     # -- public API ----------------------------------------------------------

@@ -63,11 +63,13 @@ class SnippetEditor(QPlainTextEdit):
         source_edited(str source): the text changed, debounced so a burst of typing emits once.
         find_requested(bool replace): Ctrl+F (False) or Ctrl+H (True) was pressed.
         go_to_line_requested(): Ctrl+G was pressed.
+        escape_pressed(): Escape was pressed in the editor (the host closes its bars).
     """
 
     source_edited = Signal(str)
     find_requested = Signal(bool)
     go_to_line_requested = Signal()
+    escape_pressed = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -270,6 +272,8 @@ class SnippetEditor(QPlainTextEdit):
         if mods == _CONTROL and key in _EDITOR_SHORTCUTS:
             self._editor_shortcut(key)
             return
+        if key == Qt.Key.Key_Escape:
+            self.escape_pressed.emit()
         if key == Qt.Key.Key_Tab and not mods & _CONTROL:
             self._indent()
         elif key == Qt.Key.Key_Backtab:

@@ -101,6 +101,7 @@ class SnippetPane(QWidget):
         self.editor.textChanged.connect(self._on_text_changed)
         self.editor.find_requested.connect(self._on_find_requested)
         self.editor.go_to_line_requested.connect(self._on_go_to_line_requested)
+        self.editor.escape_pressed.connect(self._on_escape_pressed)
         self.find_bar.matches_changed.connect(self.editor.set_find_matches)
 
     # -- public API ----------------------------------------------------------
@@ -256,6 +257,12 @@ class SnippetPane(QWidget):
             self.find_bar.open_replace()
         else:
             self.find_bar.open_find()
+
+    @Slot()
+    def _on_escape_pressed(self) -> None:
+        if self.find_bar.isVisible():
+            self.find_bar.close_bar()
+        self.go_to_line_bar.hide()
 
     @Slot()
     def _on_go_to_line_requested(self) -> None:

@@ -139,3 +139,19 @@ def test_the_bar_follows_edits_and_closes_when_another_resource_is_shown(qtbot):
     assert status.text() == "2 matches"
     pane.load("x = 1\n", key="other")
     assert not bar.isVisible()
+
+
+def test_status_follows_the_cursor_and_escape_in_the_editor_closes_the_bar(qtbot):
+    _window, pane = shown_pane(qtbot)
+    bar, find, _replace, status = parts(pane)
+    qtbot.keyClick(pane.editor, Qt.Key.Key_F, CTRL)
+    qtbot.keyClicks(find, "alpha")
+    assert status.text() == "1 of 6"
+    cursor = pane.editor.textCursor()
+    cursor.setPosition(TEXT.rindex("alpha"))
+    cursor.setPosition(TEXT.rindex("alpha") + 5, QTextCursor.MoveMode.KeepAnchor)
+    pane.editor.setTextCursor(cursor)  # as a double click on the last one would
+    assert status.text() == "6 of 6"
+    pane.editor.setFocus()
+    qtbot.keyClick(pane.editor, Qt.Key.Key_Escape)
+    assert not bar.isVisible() and pane.editor.toPlainText() == TEXT
