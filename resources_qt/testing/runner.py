@@ -226,16 +226,20 @@ async def run_tests_async(
         ready = asyncio.ensure_future(asyncio.to_thread(pool.wait_ready, _WORKERS_READY_TIMEOUT))
         await asyncio.gather(ready, return_exceptions=True)
         read_timeout = project.server.reader_timeout + 10.0
+        # Never more in flight than the project lets wait: a test must not be answered "busy".
+        concurrency = max(1, min(CONCURRENT_READS, project.server.max_queued_reads))
         for era in eras:
             if cancelled is not None and cancelled.is_set():
                 break
-            async with Client(url, mode=era, read_timeout_seconds=read_timeout, cache=None) as client:
-                await _run_era(
-                    client, cases, era=era, resources=resources, snapshots=snapshots, workers_ready=ready,
-                    # Never more in flight than the project lets wait: a test must not be answered "busy".
-                    concurrency=max(1, min(CONCURRENT_READS, project.server.max_queued_reads)),
-                    update_snapshots=update_snapshots, results=results, on_result=on_result, cancelled=cancelled,
-                )
+            try:
+                async with Client(url, mode=era, read_timeout_seconds=read_timeout, cache=None) as client:
+                    await _run_era(
+                        client, cases, era=era, resources=resources, snapshots=snapshots, concurrency=concurrency,
+                        update_snapshots=update_snapshots, results=results, on_result=on_result, cancelled=cancelled,
+                    )
+            except Exception as exc:  # reads catch their own errors: this is the session (connect, broken link)
+                logger.debug("the client session failed", exc_info=True)
+                raise RunError(f"the SDK client failed in the {era} era: {_leaf(exc)}") from exc
     finally:
         if server is not None:
             server.close()
@@ -243,6 +247,13 @@ async def run_tests_async(
         if ready is not None:
             await asyncio.gather(ready, return_exceptions=True)
     return results
+
+
+def _leaf(exc: BaseException) -> str:
+    """The first real error inside the SDK's exception groups, as one line."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}"
 
 
 async def _run_era(
@@ -253,7 +264,6 @@ async def _run_era(
     resources: Resources,
     snapshots: SnapshotStore | None,
     update_snapshots: bool,
-    workers_ready: asyncio.Future[bool],
     concurrency: int,
     results: list[TestResult],
     on_result: ResultCallback | None,
@@ -280,7 +290,7 @@ async def _run_era(
             if cancelled is not None and cancelled.is_set():
                 break
             if task is None:
-                await asyncio.gather(workers_ready, *pending, return_exceptions=True)
+                await asyncio.gather(*pending, return_exceptions=True)
                 result = await _run_one(client, case, era=era, resources=resources, snapshots=snapshots,
                                         update_snapshots=update_snapshots)
             else:
