@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -48,18 +50,25 @@ def generate_project(tests: int = TESTS, resources: int = RESOURCES) -> str:
     return "\n".join(parts)
 
 
-def run_once(project: Path) -> float:
-    """Seconds from starting `python -m resources_qt.testing.cli` to its exit; raises unless all tests passed."""
+def run_once(project: Path) -> tuple[float, float]:
+    """(wall, CPU) seconds of `python -m resources_qt.testing.cli`, start to exit; raises unless all passed.
+
+    CPU time (the run and its snippet workers, user + system) is what the run costs whatever else
+    the machine is doing; wall time is what the goal is about.
+    """
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(
         [PYTHON, "-m", "resources_qt.testing.cli", str(project), "--no-samples"],
         capture_output=True, text=True, cwd=REPO, env=child_env(), timeout=120, check=False,
     )
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     last = done.stdout.rstrip("\n").splitlines()[-1:] or [""]
     if done.returncode != 0 or last[0] != f"{TESTS} passed, 0 failed":
         raise RuntimeError(f"test run failed (exit {done.returncode}): {last[0] or done.stderr.strip()[-300:]}")
-    return elapsed
+    return elapsed, cpu
 
 
 def run(quick: bool) -> list[Row]:
@@ -68,12 +77,18 @@ def run(quick: bool) -> list[Row]:
         project = Path(directory) / "bench_tests.toml"
         project.write_text(generate_project(), encoding="utf-8")
         try:
-            times = [run_once(project) for _ in range(1 if quick else 5)]
+            runs = [run_once(project) for _ in range(1 if quick else 5)]
         except (RuntimeError, subprocess.TimeoutExpired) as exc:
             return [Row.unavailable("tests_run_s_200", label, "s", str(exc), f"< {GOAL_S:g} s")]
+    times = [wall for wall, _cpu in runs]
     value = median(times)
-    detail = "process start to exit, --no-samples, legacy era; runs " + ", ".join(f"{t:.2f}" for t in times) + " s"
-    return [Row("tests_run_s_200", label, round(value, 2), "s", f"< {GOAL_S:g} s", value < GOAL_S, detail)]
+    cpu = median([cpu for _wall, cpu in runs])
+    detail = (
+        "process start to exit, --no-samples, legacy era; runs " + ", ".join(f"{t:.2f}" for t in times)
+        + f" s; CPU (run + workers) median {cpu:.2f} s; load average {os.getloadavg()[0]:.1f}"
+    )
+    return [Row("tests_run_s_200", label, round(value, 2), "s", f"< {GOAL_S:g} s", value < GOAL_S, detail,
+                {"tests_run_cpu_s_200": round(cpu, 2)})]
 
 
 if __name__ == "__main__":
