@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from PySide6.QtCore import QModelIndex, QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QComboBox,
     QHBoxLayout,
     QHeaderView,
@@ -133,7 +134,8 @@ class TestsView(QWidget):
     table; `runResourceTestsButton` those of the resource given to
     `set_current_resource` (the catalogue's selection). Runs go through the
     real serving path on a background thread, against a copy of the project
-    taken when the run starts, so typing never waits for them.
+    taken when the run starts, so typing never waits for them. With
+    `runOnSaveCheck` ticked, every save runs them all.
 
     Signals:
         run_started(): a run began.
@@ -168,6 +170,9 @@ class TestsView(QWidget):
         self.era_combo.setToolTip("Protocol era the test client speaks")
         for era in ERAS:
             self.era_combo.addItem(era, era)
+        self.run_on_save_check = QCheckBox("Run on save", self)
+        self.run_on_save_check.setObjectName("runOnSaveCheck")
+        self.run_on_save_check.setToolTip("Run every test whenever the project is saved")
         self.status_label = QLabel(self)
         self.status_label.setObjectName("testsStatus")
         self.table = QTableView(self)
@@ -189,6 +194,7 @@ class TestsView(QWidget):
         for button in (self.run_all_button, self.run_selected_button, self.run_resource_button):
             buttons.addWidget(button)
         buttons.addWidget(self.era_combo)
+        buttons.addWidget(self.run_on_save_check)
         buttons.addWidget(self.status_label, 1)
         splitter = QSplitter(Qt.Orientation.Vertical, self)
         splitter.addWidget(self.table)
@@ -204,6 +210,7 @@ class TestsView(QWidget):
         self.run_resource_button.clicked.connect(self._on_run_resource_clicked)
         self.table.doubleClicked.connect(self._on_row_double_clicked)
         self.table.selectionModel().selectionChanged.connect(self._on_selection_changed)
+        document.dirty_changed.connect(self._on_dirty_changed)
         for signal in (document.project_reset, document.resource_added, document.resource_removed,
                        document.resource_changed, document.errors_changed):
             signal.connect(self._on_document_changed)
@@ -320,6 +327,14 @@ class TestsView(QWidget):
         if self.is_running:
             return  # refreshed when the run ends, so running rows keep their place
         self.refresh()
+
+    @Slot(bool)
+    def _on_dirty_changed(self, dirty: bool) -> None:
+        # Clean again with a file: it was saved (or its edits undone back to the saved text,
+        # which is the same project to test).
+        if not dirty and self.run_on_save_check.isChecked() and self._document.path is not None:
+            self.refresh()
+            self.run_all()
 
     @Slot()
     def _on_results_arrived(self) -> None:

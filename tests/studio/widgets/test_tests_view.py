@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -163,4 +164,27 @@ def test_runs_use_the_chosen_era(qtbot: QtBot) -> None:
     assert row is not None and row.status == FAILED and row.result is not None
     assert row.result.era == "2026-07-28"
     assert row.result.failures[0].startswith("error: expected code -32002, got -32602")
+    widget.shutdown()
+
+
+def test_run_on_save(qtbot: QtBot, tmp_path: Path) -> None:
+    document = ProjectDocument()
+    document.set_project(_project(), tmp_path / "checks.toml")
+    widget = TestsView(document)
+    qtbot.addWidget(widget)
+    spec = document.spec("greeting")
+    assert spec is not None
+    edited = copy.deepcopy(spec)
+    edited.title = "Greeting"
+    document.update_resource("greeting", edited)
+    assert document.is_dirty
+    document.save()  # not ticked: nothing runs
+    assert not widget.is_running and set(_statuses(widget).values()) == {NOT_RUN}
+    widget.run_on_save_check.setChecked(True)
+    edited = copy.deepcopy(edited)
+    edited.title = "Greeting, again"
+    document.update_resource("greeting", edited)
+    with qtbot.waitSignal(widget.run_finished, timeout=RUN_MS) as blocker:
+        document.save()
+    assert blocker.args == [7, 2]
     widget.shutdown()
