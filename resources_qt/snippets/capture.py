@@ -91,11 +91,13 @@ class OutputCapture:
         fds = list(self._fds)
         while True:
             try:
-                select.select(fds, [], [])
+                ready, _, _ = select.select(fds, [], [])
             except InterruptedError:
                 continue
             with self._lock:
-                self._drain()
+                # Only what select() named: a read of the idle pipe would cost an exception per wakeup.
+                for fd in ready:
+                    self._drain_one(fd, self._fds[fd])
 
     def _drain(self) -> None:
         # Bounded, so a thread that prints without end cannot keep the

@@ -221,9 +221,8 @@ class Dispatcher:
             seconds = self.limits.timeout if timeout is None else timeout
             now = time.monotonic()
             job = Job(call, seconds, now + seconds, future, lambda r: convert(call, r), queued_at=now)
-            # Calls an idle worker is about to take are not waiting.
-            idle = sum(1 for s in self.slots if s.state == "idle" and not s.retiring)
-            if len(self.jobs) - idle >= self.limits.max_queued_reads:
+            idle = sum(1 for s in self.slots if s.state in ("idle", "starting") and not s.retiring)
+            if self._waiting_locked(idle) >= self.limits.max_queued_reads:
                 busy = Failed("busy", messages.busy(call, len(self.jobs)))
             else:
                 busy = None
@@ -237,6 +236,22 @@ class Dispatcher:
         if busy is not None:
             settle(job, busy)
         return future
+
+    def _waiting_locked(self, free_slots: int) -> int:
+        """Queued calls no free worker is about to take (their resource is at its limit, or no worker is free)."""
+        jobs = self.jobs
+        if not jobs:
+            return 0
+        limit = self.limits.per_resource
+        room: dict[str, int] = {}
+        runnable = 0
+        for job in jobs:
+            key = job.call.key
+            left = room.get(key, limit - self.running.get(key, 0))
+            if left > 0:
+                runnable += 1
+            room[key] = left - 1
+        return len(jobs) - min(free_slots, runnable)
 
     def take(self, slot: Slot) -> Job[Any] | Recheck | None:
         with self.cond:
