@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import os
 import re
 import signal
@@ -26,6 +27,7 @@ __all__ = ["ROOT", "Replica", "Subscriber", "numsub", "until"]
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 20.0
+_numbers = itertools.count()
 _SERVING = re.compile(r"Serving .* at (http://\S+/mcp)")
 
 
@@ -54,7 +56,7 @@ class Replica:
 
     def __init__(self, project: Path, *args: str, env: dict[str, str] | None = None) -> None:
         self.project = project
-        self.log = project.with_suffix(".log")
+        self.log = project.with_name(f"{project.stem}-{next(_numbers)}.log")  # replicas may share a project
         environment = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
         environment.pop("RESOURCE_STUDIO_BUS", None)
         environment.update(env or {})
