@@ -115,3 +115,23 @@ def test_log_lines_escape_what_a_client_sent() -> None:
     assert "\n" not in line and "\x1b" not in line
     assert line == "INFO mcp: Rejected session ID: x\\x0aERROR forged line\\x1b[2J"
     assert escape_controls("plain é text") == "plain é text"
+
+
+async def test_mask_errors_gives_clients_a_generic_message(tmp_path: Path) -> None:
+    failing = "def read(uri, params):\n    raise RuntimeError('secret path /home/me/db')\n"
+    settings = ServerSettings(name="masked", workers=1, mask_errors=True)
+    project = Project(server=settings, resources=[ResourceSpec(name="f", uri="attack://f", reader=failing)])
+    pool = create_pool(project)
+    server = build_server(project, bind_project(project, pool))
+    server.start_http(port=0)
+    try:
+        async with connect(server.url, "legacy") as client:
+            with pytest.raises(MCPError) as caught:
+                await client.read_resource("attack://f")
+        assert caught.value.code == -32000
+        assert "secret" not in caught.value.message and caught.value.message == "The resource reader failed"
+        preview = await asyncio.wrap_future(server.submit(server.read_for_preview("attack://f")))  # type: ignore[arg-type]
+        assert preview.error_message is not None and "secret path" in preview.error_message
+    finally:
+        server.close()
+        pool.close()

@@ -330,3 +330,15 @@ def test_completion_output_has_an_empty_uri(pool: SnippetPool) -> None:
     assert pool.submit_complete(key="c", source=source, variable="v", value="", context={}).result(WAIT) == ["a"]
     assert [(o.uri, o.chunks) for o in outputs] == [("", (("stdout", "hello\n"),))]
 
+
+
+def test_the_spec_opt_out_of_value_checks_reaches_the_served_resource() -> None:
+    from resources_qt.project import ResourceSpec
+    from resources_qt.snippets import snippet_resource
+
+    with SnippetPool(workers=1) as pool:
+        checked = snippet_resource(ResourceSpec(name="a", uri_template="f://{+p}", reader=OK), pool)
+        unchecked = snippet_resource(
+            ResourceSpec(name="b", uri_template="f://{+p}", reader=OK, unchecked_values=True), pool
+        )
+    assert (checked.unchecked_values, unchecked.unchecked_values) == (False, True)
