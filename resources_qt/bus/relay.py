@@ -57,9 +57,9 @@ class Bus(Protocol):
 class NotificationRelay:
     """Every notification a server sends passes here exactly once.
 
-    It is delivered to this server's subscribers at once and, with a bus,
-    posted with this replica's origin (never awaited: Redis being slow or
-    away must not hold up the sender). Events from other replicas are
+    With a bus it is posted with this replica's origin (queued, never
+    awaited: Redis being slow or away must not hold up the sender), and
+    delivered to this server's own subscribers at once. Events from other replicas are
     delivered to the local subscribers; the bus already drops this
     replica's own echoes, which were delivered when sent. A per-session
     event for a session that lives here is not posted at all: no other
@@ -120,19 +120,18 @@ class NotificationRelay:
         held = self._release(key)
         if not self._first_time(key):
             return 0
-        sent = await self.local.deliver_list_changed()
+        # Posted first (it only queues), so the other replicas fan out while this one does.
         if self.bus is not None and not held:
             self.bus.post(ListChanged(), key=key)
-        return sent
+        return await self.local.deliver_list_changed()
 
     async def updated(self, uri: str, session_id: str | None = None, *, key: str | None = None) -> int:
         held = self._release(key)
         if not self._first_time(key):
             return 0
-        sent = await self.local.deliver_updated(uri, session_id)
         if self.bus is not None and not held and (session_id is None or not self.local.holds_session(session_id)):
             self.bus.post(Updated(uri), session_id=session_id, key=key)
-        return sent
+        return await self.local.deliver_updated(uri, session_id)
 
     def _release(self, key: str | None) -> bool:
         # This replica raised a change another one already announced: deliver it
