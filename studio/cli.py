@@ -1,4 +1,4 @@
-"""The `resource-studio` command: the window by default, `serve` for headless serving.
+"""The `resource-studio` command: the window by default; `serve`, `test` and `notify` run headless.
 
 Qt is imported only when the window is opened, so `--help`, `--version` and
 `serve` start fast and work on machines without a display.
@@ -17,7 +17,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="resource-studio",
         description="Design and live-serve MCP resources. Without a command, opens the studio window.",
-        epilog="Run 'resource-studio serve --help' for headless serving.",
+        epilog="Headless commands: 'resource-studio serve --help' (serve a project), 'resource-studio test --help' "
+        "(run a project's resource tests), 'resource-studio notify --help' (notify a fleet through its bus).",
     )
     parser.add_argument("--version", action="version", version=f"resource-studio {__version__}")
     parser.add_argument("project", nargs="?", help="project file to open (default: the bundled example)")
@@ -37,6 +38,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from resources_qt.server.cli import serve_main
 
         return serve_main(args[1:])
+    if args and args[0] == "test":
+        from resources_qt.testing.cli import test_main
+
+        return test_main(args[1:])
+    if args and args[0] == "notify":
+        from resources_qt.bus.cli import notify_main
+
+        return notify_main(args[1:])
     options = build_parser().parse_args(args)
     from studio.app import run_app
 
