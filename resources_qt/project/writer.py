@@ -119,14 +119,13 @@ class _Renderer:
         for kind in ("resources", "tests"):
             if kind not in emitted:
                 self._emit_kind(kind)
-        text = "".join(piece.text for piece in self._pieces)
         if layout is not None:
             # Keep the file's own ending (a final newline or not) whatever was added or removed.
             old = (layout.groups[-1] if layout.groups else layout.top).text
             last = self._pieces[-1]
             if last.text.rstrip("\n"):
                 last.text = last.text.rstrip("\n") + old[len(old.rstrip("\n")) :]
-            text = "".join(piece.text for piece in self._pieces)
+        text = "".join(piece.text for piece in self._pieces)
         groups = tuple(
             Group(p.kind, p.text, p.fingerprint, name=p.name, address=p.address, body=p.body)
             for p in self._pieces[1:]
