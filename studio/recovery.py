@@ -5,13 +5,14 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QStandardPaths, QTimer, Signal, Slot
+
+from resources_qt.project import write_atomic
 
 logger = logging.getLogger(__name__)
 
@@ -56,18 +57,10 @@ class RecoveryStore:
         return self.directory / f"{digest}.toml"
 
     def write(self, project_path: str | os.PathLike[str] | None, text: str) -> Path:
-        """Write the recovery file atomically, so a crash mid-write never leaves half a project."""
+        """Write the recovery file atomically and durably, private to the user (it may hold unsaved secrets)."""
         target = self.path_for(project_path)
-        target.parent.mkdir(parents=True, exist_ok=True)
         origin = str(Path(project_path).resolve()) if project_path is not None else ""
-        fd, tmp = tempfile.mkstemp(prefix=".recovery.", suffix=".tmp", dir=target.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-                handle.write(f"{_HEADER}{origin}\n{text}")
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomic(target, f"{_HEADER}{origin}\n{text}", mode=0o600)
         return target
 
     def discard(self, project_path: str | os.PathLike[str] | None) -> None:

@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from resources_qt.project import write_atomic
 from studio.icons import icon
 from studio.theme import pygments_style, status_colors
 
@@ -388,14 +389,13 @@ class TrafficLog(QWidget):
 
     def export_jsonl(self, path: str | Path) -> int:
         """Write the shown entries (after filtering) as JSON lines; returns how many."""
-        count = 0
-        with open(path, "w", encoding="utf-8") as handle:
-            for row in range(self.proxy.rowCount()):
-                entry = self.proxy.index(row, 0).data(TrafficModel.EntryRole)
-                handle.write(json.dumps(entry_to_dict(entry), ensure_ascii=False, default=str) + "\n")
-                count += 1
+        lines = []
+        for row in range(self.proxy.rowCount()):
+            entry = self.proxy.index(row, 0).data(TrafficModel.EntryRole)
+            lines.append(json.dumps(entry_to_dict(entry), ensure_ascii=False, default=str) + "\n")
+        write_atomic(path, "".join(lines))
         self.exported.emit(str(path))
-        return count
+        return len(lines)
 
     # -- slots --------------------------------------------------------------------------
 
