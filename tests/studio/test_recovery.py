@@ -69,3 +69,11 @@ def test_settings_live_in_the_given_file(tmp_path):
     assert again.last_project() == str(tmp_path / "b.toml")
     assert again.http_port() == 9999
     assert (tmp_path / "s.ini").exists()
+
+
+def test_recovery_files_are_private_and_leave_no_temporaries(tmp_path):
+    store = RecoveryStore(tmp_path / "recovery")
+    target = store.write(tmp_path / "p.toml", "format = 1\n")
+    store.write(tmp_path / "p.toml", "format = 1\n# again\n")
+    assert os.stat(target).st_mode & 0o777 == 0o600
+    assert sorted(p.name for p in (tmp_path / "recovery").iterdir()) == [target.name]
