@@ -62,7 +62,7 @@ class RedisBus:
         backoff_initial: float = 0.2,
         backoff_max: float = 10.0,
         outbox_limit: int = 10_000,
-        health_check_interval: int = 5,
+        health_check_interval: float = 5.0,
     ) -> None:
         self.url = check_bus_url(url)
         if not channel:
@@ -71,6 +71,8 @@ class RedisBus:
             raise ValueError("backoff_initial: must be positive and at most backoff_max")
         if outbox_limit < 1:
             raise ValueError("outbox_limit: must be at least 1")
+        if not (timeout > 0 and health_check_interval > 0):
+            raise ValueError("timeout and health_check_interval: must be positive")
         self._redis = import_redis()
         self.channel = channel
         self.origin = origin or new_origin()
@@ -210,7 +212,7 @@ class RedisBus:
 
     # -- subscribing -------------------------------------------------------------
 
-    def _client(self, *, retries: int = 0) -> Any:
+    def _client(self, *, retries: int = 0, health_checks: bool = True) -> Any:
         # No client-side back-off: the loops below own reconnecting, with one warning per outage.
         # The publisher retries once on a connection error (not a timeout, which could
         # duplicate): after Redis restarts its pooled connection is stale, and the first
@@ -222,14 +224,15 @@ class RedisBus:
             self.url,
             socket_timeout=self.timeout,
             socket_connect_timeout=self.timeout,
-            health_check_interval=self.health_check_interval,
+            # The subscriber runs its own liveness check (_listen); redis-py's would not notice silence.
+            health_check_interval=max(1, round(self.health_check_interval)) if health_checks else 0,
             retry=retry,
         )
 
     async def _subscribe_loop(self) -> None:
         delay = self.backoff_initial
         while not self._closed:
-            client = self._client()
+            client = self._client(health_checks=False)
             pubsub = client.pubsub(ignore_subscribe_messages=True)
             self.stats.attempts += 1
             try:
@@ -237,10 +240,7 @@ class RedisBus:
                 self.stats.connects += 1
                 self._set_connected(True, None)
                 delay = self.backoff_initial
-                while True:
-                    message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=_POLL)
-                    if message is not None and message.get("type") == "message":
-                        await self._dispatch(message.get("data"))
+                await self._listen(pubsub)
             except asyncio.CancelledError:
                 raise
             except (self._redis.RedisError, OSError, TimeoutError) as exc:
@@ -253,6 +253,29 @@ class RedisBus:
             # Jitter keeps a fleet of replicas from reconnecting in lock step.
             await asyncio.sleep(delay * random.uniform(0.8, 1.2))
             delay = min(delay * 2, self.backoff_max)
+
+    async def _listen(self, pubsub: Any) -> None:
+        # A Redis that stops answering without closing the connection (a paused
+        # process, a network partition) would otherwise look like a quiet channel
+        # for as long as TCP keepalive takes: after a quiet interval we ping, and
+        # a ping unanswered within `timeout` counts as losing the connection.
+        loop = asyncio.get_running_loop()
+        heard = loop.time()
+        pinged: float | None = None
+        while True:
+            message = await pubsub.get_message(ignore_subscribe_messages=True,
+                                               timeout=min(_POLL, self.health_check_interval))
+            now = loop.time()
+            if message is not None:
+                heard, pinged = now, None
+                if message.get("type") == "message":
+                    await self._dispatch(message.get("data"))
+                continue
+            if pinged is None and now - heard >= self.health_check_interval:
+                await asyncio.wait_for(pubsub.ping(), self.timeout)
+                pinged = now
+            elif pinged is not None and now - pinged > self.timeout:
+                raise TimeoutError(f"Redis did not answer a ping within {self.timeout:g} s")
 
     async def _dispatch(self, data: object) -> None:
         if not isinstance(data, bytes | str):

@@ -41,9 +41,12 @@ class Bus(Protocol):
 
     origin: str
     channel: str
+    url: str
 
     @property
     def connected(self) -> bool: ...
+
+    def add_state_listener(self, listener: Callable[[bool], None]) -> Callable[[], None]: ...
 
     def post(self, event: BusEvent, *, session_id: str | None = None, key: str | None = None) -> bool: ...
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -93,9 +94,18 @@ class RedisServer:
         process, self.process = self.process, None
         if process is None:
             return
-        process.kill()
+        process.kill()  # SIGKILL ends a stopped (paused) process too
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(timeout=10)
+
+    def pause(self) -> None:
+        """SIGSTOP: connections stay open and nothing answers (a hung server, a partition)."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGCONT)
 
     def restart(self) -> None:
         self.stop()

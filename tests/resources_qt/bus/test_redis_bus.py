@@ -166,6 +166,29 @@ async def test_delivery_resumes_after_redis_is_killed_and_restarted(
     assert states == [False, True]
 
 
+async def test_a_redis_that_stops_answering_is_noticed(server: RedisServer, caplog: pytest.LogCaptureFixture) -> None:
+    a = _bus(server.url, "replica-a", timeout=0.5, health_check_interval=0.3)
+    b = _bus(server.url, "replica-b", timeout=0.5, health_check_interval=0.3)
+    for bus in (a, b):
+        await bus.start()
+    inbox = Inbox(b)
+    try:
+        assert await a.wait_connected(TIMEOUT) and await b.wait_connected(TIMEOUT)
+        server.pause()  # the connections stay open; nothing answers
+        try:
+            await until(lambda: not a.connected and not b.connected)
+            assert any("did not answer a ping" in r.getMessage() for r in caplog.records)
+            assert await a.publish(ListChanged()) is None
+        finally:
+            server.resume()
+        assert await a.wait_connected(TIMEOUT) and await b.wait_connected(TIMEOUT)
+        a.post(Updated("demo://after-the-pause"))
+        await until(lambda: len(inbox.items) == 1)
+    finally:
+        for bus in (a, b):
+            await bus.close()
+
+
 async def test_password_urls_authenticate(tmp_path: Path) -> None:
     with redis_server(tmp_path, password="s3cret") as server:
         a, b = _bus(server.url, "replica-a"), _bus(server.url, "replica-b")
