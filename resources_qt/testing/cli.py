@@ -8,12 +8,12 @@ import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn, TextIO
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
-from resources_qt.project import ProjectError, load_project
-from resources_qt.testing.junit import write_junit
-from resources_qt.testing.runner import ERAS, RunError, TestResult, collect_tests, run_tests, select_tests
-from resources_qt.testing.snapshots import SnapshotStore, snapshot_dir_for
+from resources_qt.testing.eras import ERAS
+
+if TYPE_CHECKING:
+    from resources_qt.testing.runner import TestResult
 
 __all__ = ["build_parser", "format_result", "summary_line", "test_main"]
 
@@ -62,6 +62,13 @@ def test_main(argv: Sequence[str]) -> int:
         return int(exc.code or 0)
     logging.basicConfig(stream=sys.stderr, level=getattr(logging, args.log_level.upper()),
                         format="%(levelname)s %(name)s: %(message)s")
+    # Imported here, not at the top: run as `python -m`, this module is the snippet workers'
+    # forkserver's preloaded __main__, and the server and client stacks have no business there.
+    from resources_qt.project import ProjectError, load_project
+    from resources_qt.testing.junit import write_junit
+    from resources_qt.testing.runner import RunError, collect_tests, run_tests, select_tests
+    from resources_qt.testing.snapshots import SnapshotStore, snapshot_dir_for
+
     try:
         project = load_project(args.project)
     except ProjectError as exc:

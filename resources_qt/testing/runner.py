@@ -20,6 +20,7 @@ from resources_qt.project import Project
 from resources_qt.project.model import placeholder_reader
 from resources_qt.server.factory import build_server
 from resources_qt.snippets import bind_project, create_pool
+from resources_qt.testing.eras import ERAS
 from resources_qt.testing.expectations import SnapshotState, evaluate
 from resources_qt.testing.observed import ObservedRead, from_sdk_contents
 from resources_qt.testing.snapshots import SnapshotStore, render_snapshot
@@ -39,8 +40,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-ERAS = ("legacy", "2026-07-28")
-"""The protocol eras a run can use: the initialize handshake, and 2026-07-28 stateless requests."""
 SAMPLE_PREFIX = "sample: "
 _WORKERS_READY_TIMEOUT = 30.0
 CONCURRENT_READS = 8
