@@ -139,3 +139,16 @@ def test_argparse_errors_and_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert notify_main(["--help"]) == 0
     shown = capsys.readouterr().out
     assert "list-changed" in shown and BUS_ENV in shown
+
+
+def test_without_the_redis_package_the_extra_is_named() -> None:
+    code = ("import sys\nsys.modules['redis'] = None\nfrom resources_qt.bus.cli import notify_main\n"
+            "sys.exit(notify_main(sys.argv[1:]))\n")
+    result = subprocess.run([sys.executable, "-c", code, "--bus", "redis://localhost:6379/0", "--channel", CHANNEL,
+                             "list-changed"], capture_output=True, text=True, cwd=ROOT, timeout=60, check=False,
+                            env={"PYTHONPATH": str(ROOT), "PATH": ""})
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "resource-studio notify: error: the notification bus needs the redis package: "
+        "pip install 'mcp-resource-studio[redis]'"
+    ]
