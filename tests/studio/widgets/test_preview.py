@@ -118,8 +118,8 @@ def test_markdown_outcome_renders_with_a_source_toggle(qtbot, document):
         qtbot, panel, ResourceContent.from_text("docs://readme", "text/markdown", "# Title\n\n*hi*\n")
     )
     assert view.kind == "markdown"
-    assert view.stack.currentWidget() is view.markdown_view
-    assert view.markdown_view.toPlainText().startswith("Title")
+    assert view.stack.currentWidget() is view.page("markdown")
+    assert view.page("markdown").toPlainText().startswith("Title")
     view.toggle_button.click()
     assert view.stack.currentWidget() is view.text_view
     assert view.shown_text() == "# Title\n\n*hi*\n"
@@ -130,8 +130,8 @@ def test_csv_outcome_is_a_table_over_a_model(qtbot, document):
     (view,) = show(
         qtbot, panel, ResourceContent.from_text("docs://t", "text/csv", 'name,age\nalice,30\n"b, c",25\n')
     )
-    assert view.kind == "csv" and view.stack.currentWidget() is view.table_view
-    model = view.table_view.model()
+    assert view.kind == "csv" and view.stack.currentWidget() is view.page("csv")
+    model = view.page("csv").model()
     assert model.rowCount() == 2 and model.columnCount() == 2
     assert model.headerData(0, Qt.Orientation.Horizontal) == "name"
     assert model.index(1, 0).data() == "b, c"
@@ -140,8 +140,8 @@ def test_csv_outcome_is_a_table_over_a_model(qtbot, document):
 def test_image_blob_is_rendered(qtbot, document):
     panel = make(qtbot, document, "config")
     (view,) = show(qtbot, panel, ResourceContent.from_bytes("docs://i.png", "image/png", png_bytes()))
-    assert view.kind == "image"
-    pixmap = view.image_label.pixmap()
+    assert view.kind == "image" and not view.toggle_button.isVisibleTo(view)
+    pixmap = view.page("image").label.pixmap()
     assert (pixmap.width(), pixmap.height()) == (12, 7)
 
 
@@ -151,7 +151,7 @@ def test_svg_text_is_rendered_and_its_source_highlighted(qtbot, document):
         '<svg xmlns="http://www.w3.org/2000/svg" width="20" height="10"><rect width="20" height="10"/></svg>'
     )
     (view,) = show(qtbot, panel, ResourceContent.from_text("docs://i.svg", "image/svg+xml", svg))
-    assert view.kind == "svg" and view.image_label.pixmap().width() == 20
+    assert view.kind == "svg" and view.page("svg").label.pixmap().width() == 20
     view.toggle_button.click()
     assert view.shown_text() == svg
 
