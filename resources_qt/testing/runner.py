@@ -43,6 +43,7 @@ logger = logging.getLogger(__name__)
 SAMPLE_PREFIX = "sample: "
 _WORKERS_READY_TIMEOUT = 30.0
 CONCURRENT_READS = 8
+_QUIET_ON_INTERRUPT = ("mcp", "uvicorn", "uvicorn.error", "uvicorn.access", "resources_qt.server")
 """Reads in flight at once within one era (tests without `max_ms`)."""
 
 
@@ -176,17 +177,19 @@ def run_tests(
         return loop.run_until_complete(task)
     except KeyboardInterrupt:
         # Ctrl+C lands here, outside the task: cancel it so its cleanup (server, workers) runs.
-        # The SDK client logs the answers that still arrive on its closed streams as errors
+        # The SDK (client and server side) and uvicorn log the requests cut short as errors
         # with tracebacks; after an interrupt they are expected, so they are kept quiet.
-        sdk_logger = logging.getLogger("mcp")
-        level = sdk_logger.level
-        sdk_logger.setLevel(logging.CRITICAL)
+        quieted = [logging.getLogger(name) for name in _QUIET_ON_INTERRUPT]
+        levels = [quiet.level for quiet in quieted]
+        for quiet in quieted:
+            quiet.setLevel(logging.CRITICAL + 1)
         try:
             task.cancel()
             with contextlib.suppress(BaseException):
                 loop.run_until_complete(task)
         finally:
-            sdk_logger.setLevel(level)
+            for quiet, level in zip(quieted, levels, strict=True):
+                quiet.setLevel(level)
         raise
     finally:
         loop.close()
