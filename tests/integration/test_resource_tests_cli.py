@@ -251,3 +251,14 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+def test_resource_studio_test_through_the_launcher(tmp_path: Path) -> None:
+    project = write_project(tmp_path, '[[tests]]\nname = "mime"\nuri = "text://greeting"\n'
+                                      'expect = { mime_type = "application/json" }\n')
+    done = subprocess.run([sys.executable, "-m", "studio", "test", str(project), "-k", "mime"],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 1, done.stderr
+    assert _lines(done.stdout)[1:] == ["      mime_type: expected 'application/json', got 'text/plain'",
+                                       "0 passed, 1 failed"]
+    assert done.stderr == ""
