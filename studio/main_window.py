@@ -267,7 +267,7 @@ class MainWindow(QMainWindow):
         panel.list_changed_requested.connect(ctl.send_resources_changed)
         panel.updated_requested.connect(ctl.send_resource_updated)
         panel.session_updated_requested.connect(ctl.send_resource_updated_for_session)
-        panel.token_edit.textChanged.connect(self._on_token_changed)
+        panel.token_changed.connect(self._on_token_changed)
 
         # facade -> views
         ctl.server_started.connect(self._on_server_started)
@@ -492,10 +492,9 @@ class MainWindow(QMainWindow):
         self.server_panel.set_direct_uris(direct[:_NOTIFY_URI_LIMIT], samples=samples[:_NOTIFY_URI_LIMIT],
                                           reset=self._project_switched)  # fmt: skip
         self._project_switched = False
-        self.server_panel.client_config.update_config(
+        self.server_panel.update_client_config(
             server_name=server.name,
             url=self._server_url if self._server_url.startswith("http") else None,
-            token=self.server_panel.token_edit.text().strip() or None,
             project_path=self.document.path,
         )
         held, failing = self.sync.held_back(), self.sync.failing()
@@ -561,6 +560,10 @@ class MainWindow(QMainWindow):
     @Slot(str)
     def _on_resource_selected(self, name: str) -> None:
         self.editor.show_resource(name)
+        spec = self.document.spec(name) if name else None
+        samples = spec.sample_uris() if spec is not None else []
+        # The notify field offers what is being edited: its address, or a template's first sample.
+        self.server_panel.set_current_uri(spec.uri or (samples[0] if samples else "") if spec is not None else "")
 
     @Slot(str, str, str, dict)
     def _on_completion_requested(self, resource: str, variable: str, value: str, context: Mapping[str, str]) -> None:
@@ -681,9 +684,7 @@ class MainWindow(QMainWindow):
         if self._server_url or self.server_panel.is_running:
             self._on_stop_requested()
         else:
-            panel = self.server_panel
-            self._on_start_requested(panel.host_edit.text().strip() or "127.0.0.1", panel.port_spin.value(),
-                                     panel.token_edit.text().strip())  # fmt: skip
+            self._on_start_requested(*self.server_panel.endpoint())
 
     @Slot(str, int, str)
     def _on_start_requested(self, host: str, port: int, token: str) -> None:
@@ -717,7 +718,7 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def _on_updated_triggered(self) -> None:
-        uri = self.server_panel.notify_uri.currentText().strip()
+        uri = self.server_panel.notify_uri_text()
         if uri:
             self.controller.send_resource_updated(uri)
         else:

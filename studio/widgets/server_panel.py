@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 
 from PySide6.QtCore import QModelIndex, Qt, Signal, Slot
 from PySide6.QtGui import QGuiApplication
@@ -42,6 +43,7 @@ class ServerPanel(QWidget):
         updated_requested(str uri): send notifications/resources/updated to every subscriber of uri.
         session_updated_requested(str session_id, str uri): the same, to the selected session only.
         url_copied(str): the server URL went to the clipboard.
+        token_changed(str token): the bearer token field changed (stripped; "" for none).
     """
 
     start_requested = Signal(str, int, str)
@@ -52,6 +54,7 @@ class ServerPanel(QWidget):
     updated_requested = Signal(str)
     session_updated_requested = Signal(str, str)
     url_copied = Signal(str)
+    token_changed = Signal(str)
 
     def __init__(self, sessions: SessionsModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -205,6 +208,7 @@ class ServerPanel(QWidget):
         self.start_button.clicked.connect(self._on_start_clicked)
         self.host_edit.textChanged.connect(self._on_endpoint_changed)
         self.port_spin.valueChanged.connect(self._on_endpoint_changed)
+        self.token_edit.textChanged.connect(self._on_token_text_changed)
         self.copy_url_button.clicked.connect(self._on_copy_url_clicked)
         self.notifications_check.toggled.connect(self._on_capability_toggled)
         self.subscriptions_check.toggled.connect(self._on_capability_toggled)
@@ -242,6 +246,20 @@ class ServerPanel(QWidget):
         self.announce_check.blockSignals(True)
         self.announce_check.setChecked(value)
         self.announce_check.blockSignals(False)
+
+    def endpoint(self) -> tuple[str, int, str]:
+        """(host, port, token) as Start would ask for them: loopback when the host is empty, "" for no token."""
+        return self.host_edit.text().strip() or "127.0.0.1", self.port_spin.value(), self.token_edit.text().strip()
+
+    def notify_uri_text(self) -> str:
+        """The URI the notify buttons would announce ("" when the field is empty)."""
+        return self.notify_uri.currentText().strip()
+
+    def update_client_config(self, *, server_name: str, url: str | None, project_path: str | Path | None) -> None:
+        """Refresh the ready-to-copy client configurations (they carry the token typed here)."""
+        self.client_config.update_config(
+            server_name=server_name, url=url, token=self.endpoint()[2] or None, project_path=project_path
+        )
 
     def set_endpoint(self, host: str, port: int) -> None:
         self.host_edit.setText(host)
@@ -389,8 +407,7 @@ class ServerPanel(QWidget):
         if self._running:
             self.stop_requested.emit()
         else:
-            self.start_requested.emit(self.host_edit.text().strip() or "127.0.0.1", self.port_spin.value(),
-                                      self.token_edit.text().strip())  # fmt: skip
+            self.start_requested.emit(*self.endpoint())
 
     @Slot()
     def _on_copy_url_clicked(self) -> None:
@@ -407,13 +424,13 @@ class ServerPanel(QWidget):
 
     @Slot()
     def _on_notify_updated_clicked(self) -> None:
-        uri = self.notify_uri.currentText().strip()
+        uri = self.notify_uri_text()
         if uri:
             self.updated_requested.emit(uri)
 
     @Slot()
     def _on_notify_session_clicked(self) -> None:
-        uri = self.notify_uri.currentText().strip()
+        uri = self.notify_uri_text()
         session = self.sessions_view.selected_session_id()
         if uri and session:
             self.session_updated_requested.emit(session, uri)
@@ -430,6 +447,10 @@ class ServerPanel(QWidget):
     def _on_notify_uri_chosen(self, _index: int) -> None:
         self._typed = False
         self._chosen = self.notify_uri.currentText()
+
+    @Slot(str)
+    def _on_token_text_changed(self, text: str) -> None:
+        self.token_changed.emit(text.strip())
 
     @Slot()
     def _on_endpoint_changed(self) -> None:

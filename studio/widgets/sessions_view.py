@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import (
     QAbstractTableModel,
@@ -18,6 +19,9 @@ from PySide6.QtCore import (
     Slot,
 )
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
+
+if TYPE_CHECKING:
+    from resources_qt.qt import SessionInfo
 
 __all__ = ["SessionRow", "SessionsModel", "SessionsView", "connected_text", "shown_text"]
 
@@ -70,19 +74,16 @@ class SessionRow:
     subscriptions: set[str] = field(default_factory=set)
 
     @classmethod
-    def from_info(cls, info: Any) -> SessionRow:
+    def from_info(cls, info: SessionInfo) -> SessionRow:
         """From the facade's `SessionInfo` record."""
-        name = getattr(info, "client_name", "") or "unknown client"
-        version = getattr(info, "client_version", "")
-        kind = getattr(info, "kind", "session")
-        transport = getattr(info, "transport", "")
+        name = info.client_name or "unknown client"
         return cls(
-            id=str(info.id),
-            client=f"{name} {version}".strip(),
-            protocol_version=getattr(info, "protocol_version", "") or "",
-            transport=f"{transport} (listen)" if kind == "listen" else transport,
-            connected_at=getattr(info, "connected_at", None),
-            subscriptions=set(getattr(info, "subscriptions", ()) or ()),
+            id=info.id,
+            client=f"{name} {info.client_version}".strip(),
+            protocol_version=info.protocol_version or "",
+            transport=f"{info.transport} (listen)" if info.kind == "listen" else info.transport,
+            connected_at=info.connected_at,
+            subscriptions=set(info.subscriptions),
         )
 
 
@@ -125,13 +126,13 @@ class SessionsModel(QAbstractTableModel):
     def _row_of(self, session_id: str) -> int:
         return next((i for i, row in enumerate(self._rows) if row.id == session_id), -1)
 
-    def set_sessions(self, infos: list[Any]) -> None:
+    def set_sessions(self, infos: Iterable[SessionInfo]) -> None:
         self.beginResetModel()
         self._rows = [SessionRow.from_info(info) for info in infos]
         self.endResetModel()
         self.subscriptions_changed.emit()
 
-    def add_session(self, info: Any) -> None:
+    def add_session(self, info: SessionInfo) -> None:
         row = SessionRow.from_info(info)
         index = self._row_of(row.id)
         if index >= 0:  # a repeated announcement refreshes the row
@@ -184,14 +185,14 @@ class SessionsModel(QAbstractTableModel):
 
     def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> Any:
+    ) -> object:
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return _HEADERS[section]
         return None
 
     def data(
         self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> Any:
+    ) -> object:
         if not index.isValid() or index.row() >= len(self._rows):
             return None
         row = self._rows[index.row()]

@@ -644,3 +644,14 @@ def test_saving_with_a_broken_snippet_does_not_claim_it_is_unserved(make_window,
     assert window.save()
     message = window.statusBar().currentMessage()
     assert "1 resource(s) still have errors: readme" in message and "not served" not in message
+
+
+def test_selecting_a_resource_offers_its_uri_to_notify(make_window, project_file, qtbot):
+    window = make_window()
+    window.open_project(project_file)
+    panel = window.server_panel
+    qtbot.waitUntil(lambda: panel.notify_uri_text() == "docs://readme", timeout=15_000)
+    window.catalogue.select("ticket")
+    qtbot.waitUntil(lambda: panel.notify_uri_text() == "tickets://7", timeout=15_000)  # the template's sample
+    window.catalogue.select("readme")
+    qtbot.waitUntil(lambda: panel.notify_uri_text() == "docs://readme", timeout=15_000)

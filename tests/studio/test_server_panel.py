@@ -276,3 +276,24 @@ def test_client_strings_are_shown_escaped(panel):
     # The model keeps what the client sent: a per-session send uses the real URI.
     assert "docs://a\x07b" in model.rows()[0].subscriptions
     assert shown_text("plain://uri") == "plain://uri"
+
+
+def test_endpoint_token_and_notify_uri_are_offered_without_reaching_into_fields(panel, qtbot):
+    widget, _ = panel
+    widget.set_endpoint("", 9000)
+    assert widget.endpoint() == ("127.0.0.1", 9000, "")  # an empty host means loopback, as Start asks
+    with qtbot.waitSignal(widget.token_changed, timeout=1000) as changed:
+        widget.token_edit.setText(" tok ")
+    assert changed.args == ["tok"]
+    assert widget.endpoint() == ("127.0.0.1", 9000, "tok")
+    widget.notify_uri.setEditText("  docs://a ")
+    assert widget.notify_uri_text() == "docs://a"
+    widget.update_client_config(server_name="desk", url="http://127.0.0.1:9000/mcp", project_path=None)
+    assert "Bearer tok" in widget.client_config.text.toPlainText()
+
+
+def test_listen_streams_are_marked_in_the_transport_column(panel):
+    _, model = panel
+    model.add_session(replace(session("l-1"), kind="listen"))
+    (row,) = model.rows()
+    assert row.transport == "http (listen)" and row.client == "inspector 1.2"
