@@ -85,20 +85,24 @@ class ResourceDetails(QObject):
         self.size_edit.setToolTip("The resource's size in bytes, sent in resources/list (empty: not declared)")
         self.last_modified_edit = QLineEdit(parent)
         self.last_modified_edit.setObjectName("lastModifiedEdit")
-        self.last_modified_edit.setPlaceholderText("ISO 8601, e.g. 2026-01-31T12:00:00Z")
-        self.last_modified_edit.setToolTip("annotations.lastModified: when the content last changed")
+        self.last_modified_edit.setPlaceholderText("ISO 8601 time")
+        self.last_modified_edit.setToolTip(
+            "annotations.lastModified: when the content last changed, ISO 8601, e.g. 2026-01-31T12:00:00Z"
+        )
         self.now_button = QPushButton("Now", parent)
         self.now_button.setObjectName("lastModifiedNowButton")
         self.now_button.setToolTip("Set lastModified to the current time (UTC)")
         self.cache_ttl_edit = QLineEdit(parent)
         self.cache_ttl_edit.setObjectName("resourceCacheTtlEdit")
-        self.cache_ttl_edit.setPlaceholderText("ms; empty: the project's default")
-        self.cache_ttl_edit.setToolTip("How long a client may reuse a read of this resource, in milliseconds")
+        self.cache_ttl_edit.setPlaceholderText("ttl in ms")
+        self.cache_ttl_edit.setToolTip(
+            "How long a client may reuse a read of this resource, in milliseconds; empty: the project's default"
+        )
         self.cache_scope_combo = QComboBox(parent)
         self.cache_scope_combo.setObjectName("resourceCacheScope")
         self.cache_scope_combo.addItems(["private", "public"])
         self.cache_scope_combo.setToolTip("Who may cache a read: one client (private) or shared caches (public)")
-        self.unchecked_check = QCheckBox("Accept any template value (paths, '..', absolute)", parent)
+        self.unchecked_check = QCheckBox("Skip the value checks", parent)
         self.unchecked_check.setObjectName("uncheckedValuesCheck")
         self.unchecked_check.setToolTip(
             "Opt out of the value checks: by default a value with '/' in a simple {var}, a '..' segment,\n"

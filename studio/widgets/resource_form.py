@@ -130,7 +130,7 @@ class ResourceForm(QWidget):
 
         self.samples_edit = QPlainTextEdit(self)
         self.samples_edit.setObjectName("samplesEdit")
-        self.samples_edit.setPlaceholderText("one URI per line, offered in the preview")
+        self.samples_edit.setPlaceholderText("one URI per line, for the preview")
         self.samples_edit.setTabChangesFocus(True)
         self.samples_edit.setFixedHeight(self.fontMetrics().lineSpacing() * 4 + 12)
 
@@ -140,8 +140,9 @@ class ResourceForm(QWidget):
         self.samples_warning.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.samples_warning.hide()
 
-        self.completions_box = QGroupBox("Completions (comma-separated values per variable)", self)
+        self.completions_box = QGroupBox("Completions", self)
         self.completions_box.setObjectName("completionsBox")
+        self.completions_box.setToolTip("Values offered for each template variable, comma-separated")
         self._completions_layout = QFormLayout(self.completions_box)
 
         self.error_label = QLabel(self)
@@ -189,6 +190,9 @@ class ResourceForm(QWidget):
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         form.setLabelAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        # In a narrow builder a row too wide for its field column puts its label above it, so nothing
+        # is cut off or scrolled away sideways.
+        form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         form.addRow("&Name", self.name_edit)
         form.addRow("&Title", self.title_edit)
         form.addRow("&Description", self.description_edit)
@@ -456,7 +460,7 @@ class ResourceForm(QWidget):
         for variable in names:
             edit = QLineEdit(self.completions_box)
             edit.setObjectName(f"completion_{variable}")
-            edit.setPlaceholderText("e.g. alpha, beta, gamma")
+            edit.setPlaceholderText("comma-separated, e.g. alpha, beta")
             edit.setText(", ".join(completions.get(variable, [])))
             edit.textEdited.connect(self._on_edited)
             edit.editingFinished.connect(self._on_editing_finished)

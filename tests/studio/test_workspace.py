@@ -179,3 +179,21 @@ def test_view_word_wrap_wraps_every_snippet_editor(make_window, project_file):
     window.commands.word_wrap.trigger()
     assert all(editor.lineWrapMode() == wrap for editor in editors)
     assert window.settings.layout_flag("word_wrap", False)
+
+
+def test_the_builder_fits_its_fields_at_1280x800(make_window, qtbot):
+    window = _example_window(make_window)
+    qtbot.waitExposed(window)
+    editor = window.editor
+    editor.set_builder_visible(True)
+    scroll = editor.form_scroll
+    qtbot.waitUntil(lambda: editor.form.isVisible() and editor.form.width() > 0)
+    viewport = scroll.viewport()
+    assert scroll.horizontalScrollBar().maximum() == 0, "nothing to scroll sideways to"
+    names = ("nameEdit", "lastModifiedNowButton", "resourceCacheScope", "resourceCacheTtlEdit",
+             "lastModifiedEdit", "uncheckedValuesCheck", "samplesEdit", "completionsBox")  # fmt: skip
+    for name in names:
+        child = editor.form.findChild(QWidget, name)
+        assert child is not None, name
+        right = child.mapTo(viewport, child.rect().topRight()).x()
+        assert right < viewport.width(), f"{name} ends at {right}, the builder shows {viewport.width()} px"
