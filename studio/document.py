@@ -8,13 +8,13 @@ from dataclasses import fields, replace
 from pathlib import Path
 from typing import NamedTuple
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
 from resources_qt.errors import ValidationError
 from resources_qt.project import Project, ResourceSpec, ServerSettings, load_project, save_project
-from resources_qt.snippets import check_snippet
 from resources_qt.templates import CompiledTemplate, compile_template
+from studio.snippet_checks import SnippetChecks, check_source
 
 logger = logging.getLogger(__name__)
 
@@ -84,22 +84,6 @@ def suffixed_uri(uri: str, suffix: str) -> str:
         stem_end = segment_start + dot
         return f"{path[:stem_end]}{suffix}{path[stem_end:]}{tail}"
     return f"{path}{suffix}{tail}"
-
-
-def check_source(
-    source: str, *, filename: str = "<reader>", function: str | None = None
-) -> tuple[int, int, str] | None:
-    """Compile-only check of a snippet: (line, column, message) of the first error, or None.
-
-    Uses the snippet runtime's `check_snippet` so the studio reports exactly
-    what the server would (including a missing `function`, e.g. "read").
-    """
-    if not source.strip():
-        return None
-    diagnostic = check_snippet(source, filename=filename, function=function)
-    if diagnostic is None:
-        return None
-    return int(diagnostic.line or 1), int(diagnostic.column or 0), str(diagnostic.message)
 
 
 class _UpdateResource(QUndoCommand):
@@ -252,6 +236,8 @@ class ProjectDocument(QObject):
         self._path: Path | None = None
         self._by_name: dict[str, ResourceSpec] = {}
         self._check_cache: dict[str, tuple[list[Problem], list[str]]] = {}
+        self._snippet_checks = SnippetChecks(self)
+        self._snippet_checks.checks_finished.connect(self._on_checks_finished)
         self._names_by_key: dict[str, list[str]] | None = None
         self._forced_dirty = False
         self._was_dirty = False
@@ -605,8 +591,15 @@ class ProjectDocument(QObject):
         else:
             self._check_cache.clear()
 
-    @staticmethod
-    def _check(spec: ResourceSpec) -> tuple[list[Problem], list[str]]:
+    @Slot()
+    def _on_checks_finished(self) -> None:
+        before = {name: cached[1] for name, cached in self._check_cache.items()}
+        self._check_cache.clear()
+        changed = [name for name, snippet in before.items() if self.snippet_errors(name) != snippet]
+        if changed:
+            self.errors_changed.emit(changed)
+
+    def _check(self, spec: ResourceSpec) -> tuple[list[Problem], list[str]]:
         form: list[Problem] = []
         try:
             spec.validate()
@@ -618,7 +611,7 @@ class ProjectDocument(QObject):
             ("Reader", spec.reader, "read"),
             ("Completion", spec.complete, "complete"),
         ):
-            found = check_source(source, filename=f"<{label.lower()}>", function=function)
+            found = self._snippet_checks.result(source, filename=f"<{label.lower()}>", function=function)
             if found is not None:
                 line, _column, message = found
                 snippet.append(f"{label} snippet, line {line}: {message}")
