@@ -25,6 +25,9 @@ SUITES: dict[str, str] = {
     "list": "bench.list_bench",
     "fanout": "bench.fanout",
     "gui": "bench.gui_bench",
+    "tests": "bench.tests_bench",
+    "fairness": "bench.fairness_bench",
+    "bus": "bench.bus_bench",
 }
 
 
