@@ -33,7 +33,7 @@ logger = logging.getLogger(__name__)
 __all__ = ["OUTPUT_MAX_LINES", "ResourceEditor"]
 
 READER_TAB, COMPLETIONS_TAB, PRELUDE_TAB = 0, 1, 2
-BUILDER_WIDTH, MIN_CODE_WIDTH, MIN_SIDE_WIDTH = 380, 400, 330
+BUILDER_WIDTH, MIN_CODE_WIDTH, MIN_SIDE_WIDTH = 340, 400, 330
 _COMPLETIONS_TIP = "Completion snippets are for URI templates: a direct resource has no variables to complete"
 
 
