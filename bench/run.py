@@ -21,6 +21,7 @@ from bench.common import Row, versions
 BENCH = Path(__file__).resolve().parent
 SUITES: dict[str, str] = {
     "read": "bench.read_http",
+    "wrk": "bench.read_wrk",
     "templates": "bench.templates_bench",
     "list": "bench.list_bench",
     "fanout": "bench.fanout",
