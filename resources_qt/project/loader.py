@@ -19,6 +19,7 @@ from resources_qt.project.model import (
     ProjectError,
     ResourceSpec,
     ServerSettings,
+    WatchSpec,
     placeholder_reader,
 )
 from resources_qt.resource import Annotations, CacheHint, Icon
@@ -307,7 +308,7 @@ def _read_resource(raw: Any) -> ResourceSpec:
             f"unknown key(s): {', '.join(sorted(unknown))} (known: {', '.join(sorted(_RESOURCE_KEYS))})",
         )
     spec = ResourceSpec()
-    for key in ("name", "title", "description", "uri", "uri_template", "mime_type", "complete", "reader"):
+    for key in ("name", "title", "description", "uri", "uri_template", "mime_type", "complete", "instances", "reader"):
         if key in data:
             setattr(spec, key, _expect(data[key], str, key))
     if "size" in data:
@@ -326,6 +327,9 @@ def _read_resource(raw: Any) -> ResourceSpec:
         }
     if "cache" in data:
         spec.cache = _parse_cache(_expect(data["cache"], dict, "cache"))
+    if "watch" in data:
+        watch = _parse_watch(_expect(data["watch"], dict, "watch"))
+        spec.watch = None if watch.is_empty else watch
     return spec
 
 
@@ -363,6 +367,8 @@ def _check_resource(spec: ResourceSpec) -> None:
                 f"completions name unknown variable(s) {', '.join(sorted(unknown))} "
                 f"(the template has {', '.join(variables)})",
             )
+    if spec.instances.strip() and not spec.uri_template:
+        raise _field_error("instances", "instances need a uri_template (a direct resource is its own instance)")
     # Anything the checks above missed, in the builder's words.
     spec.validate()
 
@@ -407,6 +413,22 @@ def _parse_annotations(ann: dict[str, Any]) -> Annotations:
         return Annotations(tuple(cast(Any, audience)), priority, last_modified)
     except ValidationError as exc:
         raise _field_error("annotations", exc.message) from exc
+
+
+def _parse_watch(raw: dict[str, Any]) -> WatchSpec:
+    extra = set(raw) - {"files", "interval"}
+    if extra:
+        raise _field_error("watch", f"unknown watch key(s): {', '.join(sorted(extra))} (known: files, interval)")
+    watch = WatchSpec()
+    if "files" in raw:
+        watch.files = _str_list(raw["files"], "watch", "watch.files")
+    if "interval" in raw:
+        watch.interval = float(_expect(raw["interval"], (float, int), "watch", "watch.interval"))
+    # Bad patterns and intervals are refused even while loading work in progress: they are never servable.
+    problem = watch.problem()
+    if problem is not None:
+        raise _field_error(*problem)
+    return watch
 
 
 def _parse_cache(cache: dict[str, Any]) -> CacheHint:

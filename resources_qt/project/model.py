@@ -20,10 +20,12 @@ __all__ = [
     "CACHE_TTL_MAX_MS",
     "FORMAT_VERSION",
     "SERVER_RANGES",
+    "WATCH_INTERVAL_MIN",
     "Project",
     "ProjectError",
     "ResourceSpec",
     "ServerSettings",
+    "WatchSpec",
 ]
 
 FORMAT_VERSION = 1
@@ -128,6 +130,57 @@ def _number(value: float) -> str:
     return str(value) if isinstance(value, int) else f"{value:g}"
 
 
+WATCH_INTERVAL_MIN = 0.1
+"""Shortest `watch.interval` a project may give, in seconds."""
+
+WATCH_INTERVAL_MAX = 86_400.0
+"""Longest `watch.interval`: one day."""
+
+
+@dataclass
+class WatchSpec:
+    """A resource's `watch` table: files whose changes mean new content, and a polling interval."""
+
+    files: list[str] = field(default_factory=list)
+    """Glob patterns relative to the project folder (`data/*.csv`, `notes/**/*.md`)."""
+    interval: float | None = None
+    """Seconds between re-reads of each subscribed URI (an update is sent when the content changed)."""
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.files and self.interval is None
+
+    def problem(self) -> tuple[str, str] | None:
+        """The first invalid part as (key, message), or None."""
+        for pattern in self.files:
+            message = watch_pattern_problem(pattern)
+            if message is not None:
+                return "watch", message
+        interval = self.interval
+        if interval is not None:
+            if isinstance(interval, bool) or not isinstance(interval, int | float):
+                return "watch", f"watch.interval must be a number, not {type(interval).__name__}"
+            if not (math.isfinite(interval) and WATCH_INTERVAL_MIN <= interval <= WATCH_INTERVAL_MAX):
+                return "watch", (
+                    f"watch.interval must be between {WATCH_INTERVAL_MIN:g} and {WATCH_INTERVAL_MAX:g} s, "
+                    f"not {interval}"
+                )
+        return None
+
+
+def watch_pattern_problem(pattern: str) -> str | None:
+    """Why a `watch.files` pattern is refused (empty, absolute, or reaching outside the project), or None."""
+    if not pattern.strip():
+        return "watch.files: a pattern is empty"
+    if "\0" in pattern:
+        return f"watch.files: the pattern {pattern!r} holds a NUL character"
+    if pattern.startswith(("/", "\\", "~")) or (len(pattern) > 1 and pattern[1] == ":"):
+        return f"watch.files: the pattern {pattern!r} is absolute; give it relative to the project folder"
+    if ".." in pattern.replace("\\", "/").split("/"):
+        return f"watch.files: the pattern {pattern!r} reaches outside the project folder (..)"
+    return None
+
+
 @dataclass
 class ResourceSpec:
     """One `[[resources]]` entry: a declaration plus its reader snippet, as the user wrote it."""
@@ -148,6 +201,10 @@ class ResourceSpec:
     cache: CacheHint | None = None
     unchecked_values: bool = False
     """Opt-out of the template value checks (no `/` in a simple `{var}`, no `..`, NUL or absolute path)."""
+    watch: WatchSpec | None = None
+    """What tells subscribers the content changed: watched files and/or a polling interval."""
+    instances: str = ""
+    """Snippet source of `def instances()`: the concrete URIs a template lists (templates only)."""
     reader: str = ""
     """Snippet source of `def read(uri, params)`."""
 
@@ -189,6 +246,15 @@ class ResourceSpec:
         for sample in self.samples:
             if not sample.strip():
                 raise ValidationError(f"Resource {self.name!r}: a sample URI is empty", field="samples")
+        if self.watch is not None:
+            problem = self.watch.problem()
+            if problem is not None:
+                raise ValidationError(f"Resource {self.name!r}: {problem[1]}", field=problem[0])
+        if self.instances.strip() and not self.is_template:
+            raise ValidationError(
+                f"Resource {self.name!r}: instances need a uri_template (a direct resource is its own instance)",
+                field="instances",
+            )
 
     def _field_at_fault(self) -> str | None:
         """Which key the builder's first complaint is about, found by checking the keys one by one."""

@@ -28,7 +28,7 @@ __all__ = [
     "value",
 ]
 
-BLOCK_KEYS = frozenset({"prelude", "reader", "complete"})
+BLOCK_KEYS = frozenset({"prelude", "reader", "complete", "instances"})
 """Keys holding snippets: written as multi-line strings so they read as code."""
 
 RESOURCE_ORDER = (
@@ -45,7 +45,9 @@ RESOURCE_ORDER = (
     "completions",
     "cache",
     "unchecked_values",
+    "watch",
     "complete",
+    "instances",
     "reader",
 )
 
@@ -220,8 +222,17 @@ def resource_entries(spec: ResourceSpec) -> dict[str, Any]:
         out["cache"] = {"ttl_ms": spec.cache.ttl_ms, "scope": spec.cache.scope}
     if spec.unchecked_values:
         out["unchecked_values"] = True
+    if spec.watch is not None and not spec.watch.is_empty:
+        watch: dict[str, Any] = {}
+        if spec.watch.files:
+            watch["files"] = list(spec.watch.files)
+        if spec.watch.interval is not None:
+            watch["interval"] = spec.watch.interval
+        out["watch"] = watch
     if spec.complete:
         out["complete"] = spec.complete
+    if spec.instances:
+        out["instances"] = spec.instances
     if spec.reader:
         out["reader"] = spec.reader
     return out

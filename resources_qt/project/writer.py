@@ -40,7 +40,9 @@ _RESOURCE_EMPTY: dict[str, Any] = {
     "completions": {},
     "cache": None,
     "unchecked_values": False,
+    "watch": None,
     "complete": "",
+    "instances": "",
     "reader": "",
 }
 
