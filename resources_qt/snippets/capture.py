@@ -16,6 +16,8 @@ __all__ = ["OutputCapture"]
 
 _CHUNK = 65536
 _MAX_CHUNKS_PER_DRAIN = 64
+_PENDING_SECONDS = 0.1
+"""How long collected Python-level output may wait before the pump forwards it."""
 
 
 class OutputCapture:
@@ -24,10 +26,14 @@ class OutputCapture:
     fd 0 becomes /dev/null (a snippet must never eat the stdio transport's
     input) and fds 1 and 2 become a pipe each, so Python `print`, `os.write(1, ...)`
     and C-level writes alike end up here and never in the parent's stdout.
-    A pump thread forwards what arrives as `(key, stream, text)` while a snippet runs;
-    `finish()` drains the rest so a read's output is forwarded before its
-    answer. At most `limit` bytes are forwarded per call; the rest is counted
-    and reported in one line.
+    Python-level writes (`print`, `sys.stderr.write`) skip the pipes: they are
+    collected in writing order, tagged with their stream, so a read's stdout
+    and stderr come out in the order written (C-level writes keep their order
+    within each stream). A pump thread forwards what arrives as
+    `(key, stream, text)` while a snippet runs (collected text at least every
+    0.1 s); `finish()` forwards the rest so a read's output is forwarded before
+    its answer. At most `limit` bytes are forwarded per call; the rest is
+    counted and reported in one line.
     """
 
     def __init__(self, *, forward: Callable[[str, str, str], None], limit: int) -> None:
@@ -41,6 +47,8 @@ class OutputCapture:
         self._decoders = {"stdout": decoder(errors="replace"), "stderr": decoder(errors="replace")}
         self._fds: dict[int, str] = {}
         self._libc: ctypes.CDLL | None = None
+        self._pending: list[list[str]] = []
+        self._pending_size = 0
 
     def install(self) -> None:
         devnull = os.open(os.devnull, os.O_RDONLY)
@@ -53,8 +61,8 @@ class OutputCapture:
             os.close(write_fd)
             self._fds[read_fd] = stream
         sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - lives as long as the worker
-        sys.stdout = _text_stream(1)
-        sys.stderr = _text_stream(2)
+        sys.stdout = _CapturedStream(self, "stdout", 1)
+        sys.stderr = _CapturedStream(self, "stderr", 2)
         try:
             self._libc = ctypes.CDLL(None)
         except OSError:
@@ -65,6 +73,7 @@ class OutputCapture:
         """Attribute what is printed from now on to `key`, with a fresh byte budget."""
         with self._lock:
             self._drain()
+            self._flush_pending()
             self._report_dropped()
             self._key = key
             self._sent = 0
@@ -80,21 +89,54 @@ class OutputCapture:
             self._libc.fflush(None)
         with self._lock:
             self._drain()
+            self._flush_pending()
             self._report_dropped()
+
+    def write(self, stream: str, text: str) -> None:
+        """Collect Python-level output of `stream`, within the call's byte budget."""
+        if not text:
+            return
+        with self._lock:
+            room = self._limit - self._sent
+            size = len(text)  # characters: cheap, and the budget is about volume, not exact bytes
+            if room <= 0:
+                self._dropped += size
+                return
+            if size > room:
+                self._dropped += size - room
+                text = text[:room]
+                size = room
+            self._sent += size
+            pending = self._pending
+            if pending and pending[-1][0] == stream:
+                pending[-1][1] += text
+            else:
+                pending.append([stream, text])
+            self._pending_size += size
+            if self._pending_size >= _CHUNK:
+                self._flush_pending()
 
     def note(self, text: str) -> None:
         """Forward worker-made text (a traceback) for the current key, outside the budget."""
         with self._lock:
+            self._flush_pending()
             self._forward(self._key, "stderr", text)
+
+    def _flush_pending(self) -> None:
+        pending, self._pending, self._pending_size = self._pending, [], 0
+        for stream, text in pending:
+            self._forward(self._key, stream, text)
 
     def _pump(self) -> None:
         fds = list(self._fds)
         while True:
             try:
-                ready, _, _ = select.select(fds, [], [])
+                ready, _, _ = select.select(fds, [], [], _PENDING_SECONDS)
             except InterruptedError:
                 continue
             with self._lock:
+                if self._pending:
+                    self._flush_pending()
                 # Only what select() named: a read of the idle pipe would cost an exception per wakeup.
                 for fd in ready:
                     self._drain_one(fd, self._fds[fd])
@@ -134,8 +176,37 @@ class OutputCapture:
             self._dropped = 0
 
 
-def _text_stream(fd: int) -> io.TextIOWrapper:
-    raw = io.FileIO(fd, "w", closefd=False)
-    return io.TextIOWrapper(
-        io.BufferedWriter(raw), encoding="utf-8", errors="backslashreplace", line_buffering=True
-    )
+class _CapturedStream(io.TextIOBase):
+    """`sys.stdout` / `sys.stderr` of a worker: text goes to the capture, tagged, in writing order.
+
+    `buffer` (bytes) and `fileno()` still reach the real descriptor, for code
+    that writes bytes or hands the descriptor to a child process.
+    """
+
+    encoding = "utf-8"
+    errors = "backslashreplace"
+
+    def __init__(self, capture: OutputCapture, stream: str, fd: int) -> None:
+        super().__init__()
+        self._capture = capture
+        self._stream = stream
+        self._fd = fd
+        self.buffer = io.BufferedWriter(io.FileIO(fd, "w", closefd=False))
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        self._capture.write(self._stream, text)
+        return len(text)
+
+    def flush(self) -> None:
+        self.buffer.flush()
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def isatty(self) -> bool:
+        return False

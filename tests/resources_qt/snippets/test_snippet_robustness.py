@@ -342,3 +342,19 @@ def test_the_spec_opt_out_of_value_checks_reaches_the_served_resource() -> None:
             ResourceSpec(name="b", uri_template="f://{+p}", reader=OK, unchecked_values=True), pool
         )
     assert (checked.unchecked_values, unchecked.unchecked_values) == (False, True)
+
+
+def test_stdout_and_stderr_chunks_keep_the_order_written(pool: SnippetPool) -> None:
+    outputs: list[SnippetOutput] = []
+    pool.add_read_output_listener(outputs.append)
+    source = (
+        "import sys\ndef read(uri, params):\n    print('out 1')\n    print('err 2', file=sys.stderr)\n"
+        "    print('out 3')\n    sys.stderr.write('err 4\\n')\n    return 'x'\n"
+    )
+    read(pool, source, key="order")
+    assert outputs[0].chunks == (
+        ("stdout", "out 1\n"),
+        ("stderr", "err 2\n"),
+        ("stdout", "out 3\n"),
+        ("stderr", "err 4\n"),
+    )
