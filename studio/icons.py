@@ -18,7 +18,7 @@ __all__ = ["ICON_NAMES", "icon", "icon_path", "pixmap"]
 ICON_NAMES = (
     "app", "new", "open", "save", "save-as", "undo", "redo", "add-resource", "add-template", "duplicate",
     "delete", "preview", "start-server", "stop-server", "notify-list-changed", "notify-updated", "copy",
-    "export", "error", "resource", "template", "filter", "pause", "clear", "settings",
+    "export", "error", "resource", "template", "filter", "pause", "clear", "settings", "tests",
 )  # fmt: skip
 
 # A checkout that is not pip-installed still finds the icons beside the packages.

@@ -23,12 +23,14 @@ from PySide6.QtWidgets import (
 )
 
 from resources_qt import __version__
+from resources_qt.errors import ValidationError
 from resources_qt.project import Project
 from resources_qt.qt.protocol import StudioController
 from studio.document import ProjectDocument
 from studio.icons import pixmap
 from studio.project_files import ProjectFiles
 from studio.prompts import UnsavedChoice, dialog_prompts
+from studio.recorded_tests import add_test_from_outcome
 from studio.recovery import RecoveryCandidate, RecoveryStore
 from studio.server_sync import ServerSync
 from studio.settings import StudioSettings
@@ -39,11 +41,12 @@ from studio.widgets.resource_editor import ResourceEditor
 from studio.widgets.server_panel import ServerPanel
 from studio.widgets.sessions_view import SessionsModel
 from studio.widgets.snippet_output import OutputBlock
+from studio.widgets.tests_view import TestsView
 from studio.widgets.traffic_log import TrafficLog
 from studio.window_commands import PAGES, WindowCommands
 
 if TYPE_CHECKING:
-    from resources_qt.qt import SessionInfo
+    from resources_qt.qt import PreviewOutcome, SessionInfo
 
 logger = logging.getLogger(__name__)
 
@@ -60,12 +63,13 @@ def _default_controller(project: Project) -> StudioController:
 
 
 class MainWindow(QMainWindow):
-    """Four pages around one `ProjectDocument`: the editor (catalogue, code, preview), server, traffic, settings.
+    """Five pages around one `ProjectDocument`: the editor (catalogue, code, preview), server, traffic, settings
+    and tests.
 
     The editor page gives the code the centre: the catalogue at the left, the
     snippet editors in the middle, the preview and snippet output at the right,
     and the builder form as a panel shown on demand (Ctrl+B). The pages switch
-    from the toolbar's right end or with Ctrl+1…4; F11 / Ctrl+Shift+M leaves
+    from the toolbar's right end or with Ctrl+1…5; F11 / Ctrl+Shift+M leaves
     only the code. Every prompt is injectable (`ask_unsaved`, `ask_restore`,
     `ask_open_path`, `ask_save_path`, `report_error`) so tests drive the real
     window without modal dialogs. No signals of its own.
@@ -132,6 +136,7 @@ class MainWindow(QMainWindow):
         self.server_panel = ServerPanel(self.sessions)
         self.traffic_log = TrafficLog()
         self.project_settings = ProjectSettingsView(self.document)
+        self.tests_view = TestsView(self.document)
         self._build_layout()
         self._build_commands()
         self._build_status_bar()
@@ -177,6 +182,7 @@ class MainWindow(QMainWindow):
         self.pages.setObjectName("workspacePages")
         self._page_widgets: dict[str, QWidget] = {
             "editor": splitter, "server": server_scroll, "traffic": self.traffic_log, "settings": settings_scroll,
+            "tests": self.tests_view,
         }  # fmt: skip
         for key in _PAGE_KEYS:
             self.pages.addWidget(self._page_widgets[key])
@@ -254,6 +260,8 @@ class MainWindow(QMainWindow):
         # editor <-> facade
         editor.preview.preview_requested.connect(ctl.preview)
         editor.preview.completion_requested.connect(self._on_completion_requested)
+        editor.preview.add_test_requested.connect(self._on_add_test_requested)
+        self.tests_view.run_finished.connect(self._on_tests_run_finished)
         ctl.preview_finished.connect(editor.preview.show_outcome)
         ctl.completions_ready.connect(self._on_completions_ready)
         # One block per read (time, URI, streams in order); the plain snippet_output stream is for scripts.
@@ -340,7 +348,7 @@ class MainWindow(QMainWindow):
 
     @Slot(str)
     def show_page(self, key: str) -> None:
-        """Show one of the window's pages: "editor", "server", "traffic" or "settings"."""
+        """Show one of the window's pages: "editor", "server", "traffic", "settings" or "tests"."""
         page = self._page_widgets.get(key)
         if page is None:
             raise ValueError(f"page: expected one of {', '.join(_PAGE_KEYS)}, got {key!r}")
@@ -370,6 +378,10 @@ class MainWindow(QMainWindow):
             return
         self._shut_down = True
         self.autosaver.stop()
+        try:
+            self.tests_view.shutdown()
+        except Exception:
+            logger.exception("stopping the test run failed")
         try:
             self.controller.shutdown()
         except Exception:
@@ -560,6 +572,7 @@ class MainWindow(QMainWindow):
     @Slot(str)
     def _on_resource_selected(self, name: str) -> None:
         self.editor.show_resource(name)
+        self.tests_view.set_current_resource(name or None)
         spec = self.document.spec(name) if name else None
         samples = spec.sample_uris() if spec is not None else []
         # The notify field offers what is being edited: its address, or a template's first sample.
@@ -588,6 +601,21 @@ class MainWindow(QMainWindow):
     def _on_read_output(self, output: OutputBlock) -> None:
         if self._shows_key(output.key):
             self.editor.add_output_block(OutputBlock(output.key, output.uri, output.started, tuple(output.chunks)))
+
+    @Slot(object)
+    def _on_add_test_requested(self, outcome: PreviewOutcome) -> None:
+        try:
+            spec = add_test_from_outcome(self.document, outcome, changed=self.tests_view.refresh)
+        except (ValidationError, OSError) as exc:
+            self.prompts.report_error("Add as test", str(exc))
+            return
+        self.statusBar().showMessage(
+            f"Added test {spec.name!r}; it runs on the Tests page (Ctrl+5). Save the project to keep it.", 8000
+        )
+
+    @Slot(int, int)
+    def _on_tests_run_finished(self, passed: int, failed: int) -> None:
+        self.statusBar().showMessage(f"Tests: {passed} passed, {failed} failed", 8000)
 
     @Slot(str)
     def _on_apply_failed(self, message: str) -> None:

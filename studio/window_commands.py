@@ -16,7 +16,8 @@ __all__ = ["WindowCommands"]
 _Keys = QKeySequence.StandardKey | str | None
 
 PAGES = (("editor", "&Editor", "resource"), ("server", "Ser&ver", "start-server"),
-         ("traffic", "&Traffic", "export"), ("settings", "&Project Settings", "settings"))  # fmt: skip
+         ("traffic", "&Traffic", "export"), ("settings", "&Project Settings", "settings"),
+         ("tests", "Te&sts", "tests"))  # fmt: skip
 """(key, text, icon) of the window's pages, in the order of their Ctrl+1… shortcuts."""
 THEME_NAMES = (("system", "&System"), ("light", "&Light"), ("dark", "&Dark"))
 

@@ -63,10 +63,13 @@ class PreviewPanel(QWidget):
         preview_requested(str uri): the user asked to read `uri`.
         completion_requested(str resource_name, str variable, str value, dict context): the user typed
             in a variable field of a resource with a completion snippet; answer with `set_completions`.
+        add_test_requested(object outcome): the user asked to keep the shown read (a `PreviewOutcome`)
+            as a resource test (`addTestButton`).
     """
 
     preview_requested = Signal(str)
     completion_requested = Signal(str, str, str, dict)
+    add_test_requested = Signal(object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -113,6 +116,15 @@ class PreviewPanel(QWidget):
         self.summary_label.setWordWrap(True)
         self.summary_label.setTextFormat(Qt.TextFormat.RichText)
         self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.add_test_button = QPushButton("Add as test", self.output)
+        self.add_test_button.setObjectName("addTestButton")
+        self.add_test_button.setIcon(studio_icon("tests", QStyle.StandardPixmap.SP_DialogApplyButton))
+        self.add_test_button.setToolTip(
+            "Keep this read as a resource test: the URI, the resource it matched and its content (as a snapshot)\n"
+            "or its error code; it runs on the Tests page (Ctrl+5)"
+        )
+        self.add_test_button.setEnabled(False)
+        self._shown_outcome: PreviewOutcome | None = None
         self.stale_label = QLabel("Stale — the URI or the snippet changed since this read; press Read", self.output)
         self.stale_label.setObjectName("previewStale")
         self.stale_label.hide()
@@ -135,7 +147,11 @@ class PreviewPanel(QWidget):
         output_layout = QVBoxLayout(self.output)
         output_layout.setContentsMargins(0, 0, 0, 0)
         output_layout.setSpacing(4)
-        output_layout.addWidget(self.summary_label)
+        summary_row = QHBoxLayout()
+        summary_row.setContentsMargins(0, 0, 0, 0)
+        summary_row.addWidget(self.summary_label, 1)
+        summary_row.addWidget(self.add_test_button, 0, Qt.AlignmentFlag.AlignTop)
+        output_layout.addLayout(summary_row)
         output_layout.addWidget(self.stale_label)
         output_layout.addWidget(self.pages, 1)
 
@@ -152,6 +168,7 @@ class PreviewPanel(QWidget):
         layout.addWidget(self.output, 1)
 
         self.read_button.clicked.connect(self._on_read_clicked)
+        self.add_test_button.clicked.connect(self._on_add_test_clicked)
         self._uri_line.returnPressed.connect(self._on_read_clicked)
         self.uri_box.editTextChanged.connect(self._on_uri_text_changed)
         self._uri_line.textEdited.connect(self._on_uri_typed)
@@ -246,6 +263,8 @@ class PreviewPanel(QWidget):
 
     def clear_output(self) -> None:
         self._shown_from = None
+        self._shown_outcome = None
+        self.add_test_button.setEnabled(False)
         self._update_stale()
         self.summary_label.setText("")
         self.summary_label.hide()
@@ -260,6 +279,7 @@ class PreviewPanel(QWidget):
         """Show a `PreviewOutcome`: what matched, the parameters, the contents or the error, and the time."""
         self.read_button.setEnabled(self._spec is not None)
         self._shown_from = (outcome.uri or "", self._reading_fields())
+        self._shown_outcome = outcome
         self._prelude_changed = False
         self._update_stale()
         self.summary_label.setText(self._summary(outcome))
@@ -346,6 +366,9 @@ class PreviewPanel(QWidget):
             self._prelude_changed or shown[0] != self.uri or shown[1] != self._reading_fields()
         )
         self.stale_label.setVisible(stale)
+        # A stale result no longer says what the resource answers now: it is not worth keeping as a test.
+        outcome = self._shown_outcome
+        self.add_test_button.setEnabled(outcome is not None and bool(outcome.uri) and not stale)
         if stale != self._stale:
             self._stale = stale
             self._apply_colors()
@@ -446,6 +469,11 @@ class PreviewPanel(QWidget):
         self.summary_label.setText(f"Reading <code>{html.escape(uri)}</code>...")
         self.summary_label.show()
         self.preview_requested.emit(uri)
+
+    @Slot()
+    def _on_add_test_clicked(self) -> None:
+        if self._shown_outcome is not None:
+            self.add_test_requested.emit(self._shown_outcome)
 
     @Slot(str)
     def _on_uri_text_changed(self, text: str) -> None:

@@ -427,7 +427,8 @@ def test_snippet_output_is_one_block_per_read_with_time_and_uri(make_window, pro
     assert lines[1:] == ["reading 7", lines[2], "reading 8"] and lines[2].endswith("tickets://8")
 
 
-@pytest.mark.xfail(strict=True, reason="the worker captures stdout and stderr through two pipes, so "
+# Not strict: with two pipes the order is a race, so the test passes now and then (not a fix).
+@pytest.mark.xfail(strict=False, reason="the worker captures stdout and stderr through two pipes, so "
                    "SnippetOutput.chunks can arrive grouped by stream (snippets team)")  # fmt: skip
 def test_snippet_output_shows_stdout_and_stderr_in_the_order_written(make_window, project_file, qtbot):
     window = make_window()
@@ -655,3 +656,46 @@ def test_selecting_a_resource_offers_its_uri_to_notify(make_window, project_file
     qtbot.waitUntil(lambda: panel.notify_uri_text() == "tickets://7", timeout=15_000)  # the template's sample
     window.catalogue.select("readme")
     qtbot.waitUntil(lambda: panel.notify_uri_text() == "docs://readme", timeout=15_000)
+
+
+def test_add_as_test_records_the_read_with_its_snapshot_and_the_tests_page_runs_it(make_window, project_file, qtbot):
+    window = make_window()
+    window.open_project(project_file)
+    window.show()
+    window.catalogue.select("ticket")
+    preview = window.editor.preview
+    button = preview.findChild(QPushButton, "addTestButton")
+    assert button is not None and not button.isEnabled()  # nothing read yet
+    with qtbot.waitSignal(window.controller.preview_finished, timeout=WAIT_MS):
+        preview.read()
+    assert button.isEnabled()
+    button.click()
+    (test,) = window.document.project.tests
+    assert test.uri == "tickets://7" and test.expect.resource == "ticket" and test.expect.snapshot
+    assert test.expect.mime_type == "application/json"
+    snapshots = project_file.with_name("desk.snapshots")
+    assert any(snapshots.iterdir()), "the content is recorded as the test's snapshot"
+    tests = window.tests_view
+    assert tests.model.row_named("tickets://7") is not None
+    window.commands.page_actions["tests"].trigger()
+    assert window.current_page == "tests"
+    with qtbot.waitSignal(tests.run_finished, timeout=60_000) as finished:
+        assert tests.run_all()
+    passed, failed = finished.args
+    assert failed == 0 and passed >= 1
+    window.document.undo_stack.undo()  # the addition is one undo step
+    assert window.document.project.tests == [] and tests.model.row_named("tickets://7") is None
+
+
+def test_add_as_test_in_a_project_never_saved_says_to_save_first(make_window, qtbot):
+    errors: list[tuple[str, str]] = []
+    window = make_window(report_error=lambda title, message: errors.append((title, message)))
+    window.new_project()
+    name = window.document.add_resource(template=False)
+    window.catalogue.select(name)
+    preview = window.editor.preview
+    with qtbot.waitSignal(window.controller.preview_finished, timeout=WAIT_MS):
+        preview.read()
+    preview.findChild(QPushButton, "addTestButton").click()
+    assert window.document.project.tests == []
+    assert errors and "save the project first" in errors[0][1]

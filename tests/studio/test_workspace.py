@@ -74,9 +74,10 @@ def test_the_server_page_cuts_nothing_off_at_1280x800(make_window, qtbot):
 
 def test_pages_are_one_click_away_and_the_settings_page_is_there(make_window, qtbot):
     window = _example_window(make_window)
-    for key in ("server", "traffic", "settings", "editor"):
+    for key in ("server", "traffic", "settings", "tests", "editor"):
         window.commands.page_actions[key].trigger()
         assert window.current_page == key
+    assert window.commands.page_actions["tests"].shortcut().toString() == "Ctrl+5"
     window.show_page("settings")
     assert window.project_settings.isVisible()
     with pytest.raises(ValueError, match="page"):
