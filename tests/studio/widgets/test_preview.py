@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from conftest import Outcome
+from helpers.preview import Outcome
 from PySide6.QtCore import QBuffer, QByteArray, Qt
 from PySide6.QtGui import QColor, QImage
 
@@ -239,7 +239,7 @@ def test_text_is_highlighted_by_mime_type(qtbot, document):
 def test_image_info_names_the_pixel_size(qtbot, document):
     panel = make(qtbot, document, "config")
     (view,) = show(qtbot, panel, ResourceContent.from_bytes("docs://i.png", "image/png", png_bytes()))
-    assert "12 × 7 px" in view.info_label.text() and "image/png" in view.info_label.text()
+    assert "12 \u00d7 7 px" in view.info_label.text() and "image/png" in view.info_label.text()
 
 
 def test_long_text_fills_the_view_piece_by_piece_highlighted_once(qtbot, document):
