@@ -31,6 +31,7 @@ from resources_qt.templates import CompiledTemplate, compile_template
 from studio.theme import StatusColors, status_colors
 from studio.widgets import studio_icon
 from studio.widgets.content_view import ContentView
+from studio.widgets.renderers import RendererRegistry
 
 if TYPE_CHECKING:
     from resources_qt.qt import PreviewOutcome
@@ -71,9 +72,10 @@ class PreviewPanel(QWidget):
     completion_requested = Signal(str, str, str, dict)
     add_test_requested = Signal(object)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, *, registry: RendererRegistry | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("previewPanel")
+        self._registry = registry  # None: the content views use the default renderers
         self._spec: ResourceSpec | None = None
         self._compiled: CompiledTemplate | None = None
         self._variable_edits: dict[str, QLineEdit] = {}
@@ -297,7 +299,7 @@ class PreviewPanel(QWidget):
             self.pages.setCurrentWidget(self.error_view)
             return
         for number, content in enumerate(contents, 1):
-            view = ContentView(self.content_tabs)
+            view = ContentView(self.content_tabs, registry=self._registry)
             label = content.uri.rstrip("/").rsplit("/", 1)[-1] or content.uri
             self.content_tabs.addTab(view, f"{number}. {label}")
             view.set_content(content)

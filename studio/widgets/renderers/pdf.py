@@ -15,12 +15,14 @@ from studio.widgets.renderers.hex import hex_prepared
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["PAGE_LIMIT", "PAGE_WIDTH", "PdfPage", "PdfRenderer", "render_pdf_pages"]
+__all__ = ["PAGE_LIMIT", "PAGE_MAX_HEIGHT", "PAGE_WIDTH", "PdfPage", "PdfRenderer", "render_pdf_pages"]
 
 PAGE_LIMIT = 5
 """Pages rendered; the rest are named in a note (the whole file is one Save away)."""
 PAGE_WIDTH = 900
 """Pixel width of a rendered page: sharp in a preview pane, about 3 MB of image per page."""
+PAGE_MAX_HEIGHT = 4000
+"""A page far taller than wide (a receipt roll, a hostile 1 x 14400 pt page) is scaled to this height instead."""
 
 # PDFium is not thread-safe and the preview renders on a pool of threads.
 _pdfium_lock = threading.Lock()
@@ -44,8 +46,9 @@ def render_pdf_pages(data: bytes, *, limit: int = PAGE_LIMIT, width: int = PAGE_
             for number in range(min(count, limit)):
                 page = document[number]
                 try:
-                    points = max(page.get_width(), 1.0)
-                    bitmap = page.render(scale=width / points, rev_byteorder=True)
+                    page_width, page_height = max(page.get_width(), 1.0), max(page.get_height(), 1.0)
+                    scale = min(width / page_width, PAGE_MAX_HEIGHT / page_height)
+                    bitmap = page.render(scale=scale, rev_byteorder=True)
                     try:
                         image = QImage(bytes(bitmap.buffer), bitmap.width, bitmap.height, bitmap.stride,
                                        QImage.Format.Format_RGB888)  # fmt: skip

@@ -13,7 +13,7 @@ from resources_qt.content import ResourceContent
 from studio.widgets.content_view import ContentView
 from studio.widgets.renderers import PageActions, Prepared, Renderer, RendererRegistry, make_registry
 from studio.widgets.renderers.html import HtmlPage
-from studio.widgets.renderers.pdf import PAGE_LIMIT
+from studio.widgets.renderers.pdf import PAGE_LIMIT, PAGE_MAX_HEIGHT, PAGE_WIDTH, render_pdf_pages
 
 
 def view_of(qtbot, content: ResourceContent, registry: RendererRegistry | None = None) -> ContentView:
@@ -26,10 +26,10 @@ def view_of(qtbot, content: ResourceContent, registry: RendererRegistry | None =
     return view
 
 
-def pdf_bytes(pages: int) -> bytes:
+def pdf_bytes(pages: int, size: tuple[float, float] = (200, 100)) -> bytes:
     document = pypdfium2.PdfDocument.new()
     for _ in range(pages):
-        document.new_page(200, 100)
+        document.new_page(*size)
     out = io.BytesIO()
     document.save(out)
     document.close()
@@ -83,6 +83,11 @@ def test_pdf_pages_render_off_the_gui_thread_first_pages_with_a_note(qtbot):
     assert f"first {PAGE_LIMIT} of {PAGE_LIMIT + 2} pages" in view.note_label.text()
     assert f"{PAGE_LIMIT + 2} pages" in view.info_label.text()
     assert not view.toggle_button.isVisibleTo(view)
+
+
+def test_a_very_tall_pdf_page_is_scaled_to_a_bounded_image():
+    images, count = render_pdf_pages(pdf_bytes(1, (2, 14_000)))
+    assert count == 1 and images[0].height() <= PAGE_MAX_HEIGHT and images[0].width() < PAGE_WIDTH
 
 
 def test_a_broken_pdf_shows_its_bytes_and_why(qtbot):
