@@ -6,7 +6,7 @@ import logging
 import threading
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QImage, QPixmap
+from PySide6.QtGui import QImage, QPixmap, QResizeEvent
 from PySide6.QtWidgets import QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from resources_qt.content import ResourceContent
@@ -63,7 +63,7 @@ def render_pdf_pages(data: bytes, *, limit: int = PAGE_LIMIT, width: int = PAGE_
 
 
 class PdfPage(QScrollArea):
-    """Page images one below the other."""
+    """Page images one below the other, scaled down to the pane's width (never up)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -73,18 +73,40 @@ class PdfPage(QScrollArea):
         self._layout.setAlignment(Qt.AlignmentFlag.AlignHCenter)
         self.setWidget(self._inner)
         self.page_labels: list[QLabel] = []
+        self._images: list[QImage] = []
+        self._shown_width = -1
 
     def set_pages(self, images: list[QImage]) -> None:
         for label in self.page_labels:
             label.deleteLater()
         self.page_labels = []
+        self._images = list(images)
         for number, image in enumerate(images, 1):
             label = QLabel(self._inner)
             label.setObjectName(f"contentPdfPage{number}")
-            label.setPixmap(QPixmap.fromImage(image))
-            label.setToolTip(f"Page {number}")
+            label.setToolTip(f"Page {number} ({image.width()} x {image.height()} px rendered)")
             self._layout.addWidget(label)
             self.page_labels.append(label)
+        self._shown_width = -1
+        self._fit()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit()
+
+    def _fit(self) -> None:
+        margins = self._layout.contentsMargins()
+        width = max(64, self.viewport().width() - margins.left() - margins.right())
+        if abs(width - self._shown_width) < 8:  # a scroll bar coming and going is not worth a rescale
+            return
+        self._shown_width = width
+        for label, image in zip(self.page_labels, self._images, strict=True):
+            shown = (
+                image
+                if image.width() <= width
+                else image.scaledToWidth(width, Qt.TransformationMode.SmoothTransformation)
+            )
+            label.setPixmap(QPixmap.fromImage(shown))
 
 
 class PdfRenderer(Renderer):

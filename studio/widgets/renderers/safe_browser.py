@@ -33,27 +33,30 @@ class SafeTextBrowser(QTextBrowser):
         super().__init__(parent)
         self.setOpenLinks(False)
         self.setOpenExternalLinks(False)
-        self._refused: list[str] = []
+        self._refused: dict[str, None] = {}  # distinct addresses, in the order first asked for
         self._refused_count = 0
 
     @property
     def refused_urls(self) -> list[str]:
-        """The addresses refused since the last `clear_refused` (at most REFUSED_KEPT of them)."""
+        """The distinct addresses refused since the last `clear_refused` (at most REFUSED_KEPT of them)."""
         return list(self._refused)
 
     @property
     def refused_count(self) -> int:
+        """How many distinct addresses were refused (Qt asks again for the same one at every layout)."""
         return self._refused_count
 
     def clear_refused(self) -> None:
-        self._refused = []
+        self._refused = {}
         self._refused_count = 0
 
     def loadResource(self, type: int, name: QUrl | str, /) -> object:
         url = name.toString() if isinstance(name, QUrl) else name
+        if url in self._refused:
+            return None
         self._refused_count += 1
         if len(self._refused) < REFUSED_KEPT:
-            self._refused.append(url)
+            self._refused[url] = None
         logger.debug("refused to load %s (resource type %s)", url[:200], type)
         self.resource_refused.emit(url)
         return None
