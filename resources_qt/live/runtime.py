@@ -1,0 +1,312 @@
+"""LiveData: instances in the listing, and updates driven by watched files and polling, for one server."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Literal
+
+from resources_qt.collection import Resources
+from resources_qt.live.events import DataChanged, InstancesFailed, InstancesListed, LiveEvent, LiveListener
+from resources_qt.live.instances import InstanceLister, InstancesError
+from resources_qt.live.listing import LiveListing
+from resources_qt.live.poll import DigestPoller
+from resources_qt.live.watch_files import FileWatch
+from resources_qt.project import Project, ResourceSpec
+from resources_qt.server.engine import ResourceServer
+from resources_qt.server.loopthread import LoopThread
+from resources_qt.server.reading import PreviewOutcome
+from resources_qt.snippets import SnippetPool
+
+__all__ = ["LiveData"]
+
+logger = logging.getLogger(__name__)
+
+_STOP_TIMEOUT = 10.0
+
+
+class LiveData:
+    """The served data drives listing and notifications (issue 13).
+
+    - On every resources/list (the engine's `on_list_resources`), each
+      template's `instances` snippet runs in the pool and its instances are
+      listed as direct resources (`LiveListing`); a failing snippet lists
+      none for that template, is logged and reported (`InstancesFailed`),
+      and the rest of the listing is intact. Listing never sends
+      `list_changed`.
+    - `watch.files`: a burst of changes sends `updated` for every subscribed
+      URI of the resource and, for a template with instances, re-lists them
+      and sends `list_changed` when the set changed.
+    - `watch.interval`: every subscribed URI of the resource is re-read
+      through the normal reader path; `updated` goes out when its digest
+      changed. No subscriber, no reads.
+
+    Watching runs on its own loop thread (`start()`/`stop()`, any thread),
+    so it does not depend on the server running: notifications while the
+    server is stopped are no-ops of the engine. Listeners get `LiveEvent`s
+    on the live or the server thread.
+    """
+
+    def __init__(
+        self,
+        server: ResourceServer,
+        project: Project,
+        pool: SnippetPool,
+        *,
+        quiet_ms: int = 150,
+        poll_concurrency: int = 8,
+    ) -> None:
+        self._server = server
+        self._pool = pool
+        self._quiet_ms = quiet_ms
+        self._poll_concurrency = poll_concurrency
+        self._listeners: list[LiveListener] = []
+        self._lock = threading.Lock()
+        self._thread: LoopThread | None = None
+        self._watch: FileWatch | None = None
+        self._announced: dict[str, frozenset[str]] = {}
+        self._failed: dict[str, str] = {}
+        self._pollers: dict[str, DigestPoller] = {}
+        self._project = project
+        self._specs: dict[str, ResourceSpec] = {}
+        self._lister = InstanceLister(pool, project_dir=self.project_dir)
+        listing = server.listing
+        if not isinstance(listing, LiveListing):
+            listing = LiveListing(server.resources)
+            server.listing = listing
+        self.listing = listing
+        self._previous_callback = server.on_list_resources
+        server.on_list_resources = self._on_list
+        self.set_project(project)
+
+    # -- configuration -------------------------------------------------------
+
+    @property
+    def project_dir(self) -> Path | None:
+        path = self._project.path
+        return path.resolve().parent if path is not None else None
+
+    @property
+    def resources(self) -> Resources:
+        return self._server.resources
+
+    def set_project(self, project: Project) -> None:
+        """Take new declarations (watchers restart if running; instances re-list on the next listing)."""
+        self._project = project
+        self._lister = InstanceLister(self._pool, project_dir=self.project_dir)
+        with self._lock:
+            self._specs = {spec.name: spec for spec in project.resources}
+        self.listing.retain({name for name, spec in self._specs.items() if spec.instances.strip()})
+        if self._thread is not None:
+            self.stop()
+            self.start()
+
+    def watching(self) -> dict[str, Literal["files", "interval", "both"]]:
+        """Resources that are watched, and how."""
+        out: dict[str, Literal["files", "interval", "both"]] = {}
+        for name, spec in self._specs.items():
+            watch = spec.watch
+            if watch is None or watch.is_empty:
+                continue
+            out[name] = "both" if watch.files and watch.interval else ("files" if watch.files else "interval")
+        return out
+
+    def add_listener(self, callback: LiveListener) -> Callable[[], None]:
+        with self._lock:
+            self._listeners = [*self._listeners, callback]
+
+        def unsubscribe() -> None:
+            with self._lock:
+                self._listeners = [c for c in self._listeners if c is not callback]
+
+        return unsubscribe
+
+    def _emit(self, event: LiveEvent) -> None:
+        for listener in self._listeners:
+            try:
+                listener(event)
+            except Exception:
+                logger.exception("Live data listener %r failed on %s", listener, type(event).__name__)
+
+    # -- running -----------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start watching files and polling (idempotent); returns at once."""
+        if self._thread is not None:
+            return
+        root = self.project_dir
+        files = {n: list(s.watch.files) for n, s in self._specs.items() if s.watch is not None and s.watch.files}
+        if files and root is None:
+            logger.warning("watch.files needs a saved project (patterns are relative to its folder); not watching")
+            files = {}
+        self._watch = FileWatch(root or Path("."), files, self._on_files, quiet_ms=self._quiet_ms)
+        self._pollers = {}
+        thread = LoopThread("resource-live-data")
+        self._thread = thread
+        thread.start(self._main, on_exit=self._on_exit)
+
+    def stop(self) -> None:
+        """Stop watching and polling; waits for the live thread to end."""
+        thread, self._thread = self._thread, None
+        if thread is None:
+            return
+        thread.cancel_main()
+        if not thread.join(_STOP_TIMEOUT):
+            logger.warning("The live data thread did not stop within %.0f s", _STOP_TIMEOUT)
+
+    def close(self) -> None:
+        """Stop, and give the engine back its own listing callback."""
+        self.stop()
+        if self._server.on_list_resources == self._on_list:
+            self._server.on_list_resources = self._previous_callback
+
+    def wait_ready(self, timeout: float = 10.0) -> bool:
+        """Wait until watched files are being watched (True at once when nothing is)."""
+        watch = self._watch
+        if watch is None or watch.empty:
+            return True
+        return watch.ready.wait(timeout)
+
+    def poll_cycles(self, name: str) -> int:
+        """How many polling rounds ran for resource `name` (with or without subscribers)."""
+        poller = self._pollers.get(name)
+        return poller.cycles if poller is not None else 0
+
+    def poll_reads(self, name: str) -> int:
+        """How many polling reads were made for resource `name` (for tests and the bench)."""
+        poller = self._pollers.get(name)
+        return poller.reads if poller is not None else 0
+
+    async def _main(self) -> None:
+        tasks: list[asyncio.Task[None]] = []
+        if self._watch is not None and not self._watch.empty:
+            tasks.append(asyncio.create_task(self._watch.run()))
+        for name, spec in self._specs.items():
+            if spec.watch is not None and spec.watch.interval is not None:
+                poller = DigestPoller(self._read, name=name, concurrency=self._poll_concurrency)
+                self._pollers[name] = poller
+                tasks.append(asyncio.create_task(self._poll_loop(spec, spec.watch.interval, poller)))
+        try:
+            # Seed what was announced, so the first change of the set is what sends list_changed.
+            await self._relist(announce=False)
+            if tasks:
+                await asyncio.gather(*tasks)
+            else:
+                await asyncio.Event().wait()
+        finally:
+            for task in tasks:
+                task.cancel()
+
+    def _on_exit(self, error: BaseException | None) -> None:
+        if error is not None:
+            logger.error("Live data stopped: %s", error, exc_info=error)
+
+    # -- listing -------------------------------------------------------------------
+
+    async def _on_list(self, resources: Resources) -> None:
+        previous = self._previous_callback
+        if previous is not None:
+            result = previous(resources)
+            if inspect.isawaitable(result):
+                await result
+        await self._list_all()
+
+    async def _list_all(self) -> dict[str, frozenset[str]]:
+        names = [n for n, s in self._specs.items() if s.instances.strip() and s.is_template]
+        found = await asyncio.gather(*(self._list_one(name) for name in names))
+        return dict(zip(names, found, strict=True))
+
+    async def _list_one(self, name: str) -> frozenset[str]:
+        spec = self._specs.get(name)
+        template = self.resources.get(name)
+        if spec is None or template is None or not template.is_template:
+            return frozenset()
+        try:
+            instances = await self._lister.list(template, spec.instances)
+        except InstancesError as exc:
+            message = str(exc)
+            logger.warning("Instances of %s: %s", name, message)
+            self.listing.set_instances(name, [])
+            self._failed[name] = message
+            self._emit(InstancesFailed(name, message, time.time()))
+            return frozenset()
+        self.listing.set_instances(name, instances)
+        if self._failed.pop(name, None) is not None or self._announced.get(name) is None:
+            self._emit(InstancesListed(name, len(instances), time.time()))
+        return frozenset(r.uri for r in instances)
+
+    async def _relist(self, *, announce: bool, only: Sequence[str] | None = None) -> set[str]:
+        """Re-run the listings; returns the templates whose set of instances changed since last announced."""
+        if only is None:
+            current = await self._list_all()
+        else:
+            wanted = [n for n in only if self._specs.get(n) is not None and self._specs[n].instances.strip()]
+            current = dict(zip(wanted, await asyncio.gather(*(self._list_one(n) for n in wanted)), strict=True))
+        changed = {name for name, uris in current.items() if self._announced.get(name) != uris}
+        had = {name for name in changed if name in self._announced}
+        self._announced.update(current)
+        if announce and had:
+            await self._server.send_resources_changed()
+        return had
+
+    # -- changes --------------------------------------------------------------------
+
+    def subscribed_uris(self, name: str) -> list[str]:
+        """The subscribed URIs that resource `name` serves (its URI, or a template's concrete URIs)."""
+        out: list[str] = []
+        for uri in self._server.subscribed_uris():
+            try:
+                match = self.resources.resolve(uri)
+            except Exception:  # a URI no resource can take is simply not ours
+                continue
+            if match is not None and match.resource.name == name:
+                out.append(uri)
+        return sorted(out)
+
+    async def _on_files(self, hit: Mapping[str, tuple[str, ...]]) -> None:
+        for name, paths in hit.items():
+            await self._announce(name, "files", self.subscribed_uris(name), paths=paths)
+
+    async def _announce(
+        self, name: str, cause: Literal["files", "interval"], uris: Sequence[str], *, paths: tuple[str, ...] = ()
+    ) -> None:
+        for uri in uris:
+            await self._server.send_resource_updated(uri)
+        spec = self._specs.get(name)
+        list_changed = False
+        if spec is not None and spec.instances.strip():
+            list_changed = bool(await self._relist(announce=True, only=[name]))
+        if uris or list_changed or cause == "files":
+            self._emit(DataChanged(name, cause, tuple(uris), list_changed, time.time(), paths))
+
+    async def _read(self, uri: str) -> PreviewOutcome:
+        return await self._server.read_for_preview(uri)
+
+    async def _poll_loop(self, spec: ResourceSpec, interval: float, poller: DigestPoller) -> None:
+        while True:
+            await asyncio.sleep(interval)
+            server = self._server
+            if not server.is_running:
+                continue
+            uris = self.subscribed_uris(spec.name) if server.enable_resource_subscriptions else []
+            changed = await poller.poll(uris)
+            list_changed = False
+            if spec.instances.strip() and server.enable_resource_notifications and server.sessions():
+                list_changed = bool(await self._relist(announce=True, only=[spec.name]))
+            for uri in changed:
+                await server.send_resource_updated(uri)
+            if changed or list_changed:
+                self._emit(DataChanged(spec.name, "interval", tuple(changed), list_changed, time.time()))
+
+    def __repr__(self) -> str:
+        return f"LiveData({len(self.watching())} watched, {'running' if self._thread else 'stopped'})"
+
+    @property
+    def failures(self) -> Mapping[str, str]:
+        """Templates whose instances snippet failed on its last run, with the message."""
+        return dict(self._failed)

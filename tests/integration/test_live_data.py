@@ -1,0 +1,261 @@
+"""Live data end to end: instances listed and read, watched files and polling notifying real SDK clients."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+import pytest
+from engine_support import MODES, connect, settle_legacy, wait_for
+from helpers.live_project import Served, serve_live, write_notes_project
+
+from resources_qt.live import InstancesFailed
+
+pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")]
+
+MARKER = "notes://zz-marker.md"
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Served]:
+    with serve_live(write_notes_project(tmp_path)) as running:
+        yield running
+
+
+class Inbox:
+    """What one client received: updated URIs and list_changed counts."""
+
+    def __init__(self) -> None:
+        self.updated: list[str] = []
+        self.list_changed = 0
+
+    async def __call__(self, message: Any) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification):
+            self.updated.append(message.params.uri)
+        elif isinstance(message, types.ResourceListChangedNotification):
+            self.list_changed += 1
+
+
+async def _all_resources(client: Any) -> list[Any]:
+    items: list[Any] = []
+    cursor: str | None = None
+    while True:
+        page = await client.list_resources(cursor=cursor, cache_mode="bypass")
+        items.extend(page.resources)
+        cursor = page.next_cursor
+        if cursor is None:
+            return items
+
+
+async def _flush(served: Served, *inboxes: Inbox) -> None:
+    """Send a marker every client subscribed to; once it arrives, everything sent before it has too."""
+    await served.server.send_resource_updated(MARKER)
+    await wait_for(lambda: all(MARKER in box.updated for box in inboxes))
+    for box in inboxes:
+        box.updated.remove(MARKER)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_instances_are_listed_and_read_through_the_template(served: Served, mode: str) -> None:
+    async with connect(served.url, mode) as client:
+        listed = await _all_resources(client)
+        templates = await client.list_resource_templates(cursor=None, cache_mode="bypass")
+        read = await client.read_resource("notes://a.md", cache_mode="bypass")
+    by_uri = {r.uri: r for r in listed}
+    assert set(by_uri) == {"notes-index://all", "notes://a.md", "notes://b.md"}
+    assert by_uri["notes://a.md"].name == "note (a.md)" and by_uri["notes://a.md"].title == "a"
+    assert by_uri["notes://a.md"].mime_type == "text/markdown"
+    assert [t.uri_template for t in templates.resource_templates] == ["notes://{+path}"]
+    assert read.contents[0].text == "# A\n"
+    assert not served.changes("note")  # listing sends nothing by itself
+
+
+async def test_pagination_is_correct_across_instances(tmp_path: Path) -> None:
+    path = write_notes_project(tmp_path)
+    for i in range(7):
+        (tmp_path / "notes" / f"n{i}.md").write_text(str(i))
+    path.write_text(path.read_text().replace('name = "live-notes"', 'name = "live-notes"\npage_size = 2'))
+    with serve_live(path) as served:
+        async with connect(served.url, "legacy") as client:
+            listed = await _all_resources(client)
+    uris = [r.uri for r in listed]
+    assert len(uris) == len(set(uris)) == 10
+    assert uris[0] == "notes-index://all"
+
+
+async def test_a_raising_instances_snippet_leaves_the_rest_of_the_list(tmp_path: Path) -> None:
+    extra = '''
+[[resources]]
+name = "broken"
+uri_template = "broken://{id}"
+instances = """
+def instances():
+    raise RuntimeError("the database is down")
+"""
+reader = "def read(uri, params):\\n    return 'x'\\n"
+
+[[resources]]
+name = "malformed"
+uri_template = "bad://{id}"
+instances = "def instances():\\n    return [{'nope': 1}]\\n"
+reader = "def read(uri, params):\\n    return 'x'\\n"
+'''
+    with serve_live(write_notes_project(tmp_path, extra=extra)) as served:
+        async with connect(served.url, "2026-07-28") as client:
+            listed = await _all_resources(client)
+        failures = [e for e in served.events if isinstance(e, InstancesFailed)]
+    assert {r.uri for r in listed} == {"notes-index://all", "notes://a.md", "notes://b.md"}
+    messages = {e.resource: e.message for e in failures}
+    assert "the database is down" in messages["broken"]
+    assert "unknown key(s) nope" in messages["malformed"]
+
+
+async def test_editing_a_watched_file_updates_each_subscriber_once_and_nobody_else(served: Served) -> None:
+    a, b, c = Inbox(), Inbox(), Inbox()
+    async with connect(served.url, "legacy", message_handler=a) as ca, \
+            connect(served.url, "legacy", message_handler=b) as cb, \
+            connect(served.url, "legacy", message_handler=c) as cc:
+        for client in (ca, cb, cc):
+            await settle_legacy(client, served.server)
+            await client.subscribe_resource(MARKER)
+        await ca.subscribe_resource("notes://a.md")
+        await cb.subscribe_resource("notes://a.md")
+        await cb.subscribe_resource("notes-index://all")
+        await cc.subscribe_resource("notes://b.md")
+
+        # In place: several writes in one burst are one change.
+        with (served.root / "notes" / "a.md").open("w") as handle:
+            for line in ("# A\n", "more\n", "and more\n"):
+                handle.write(line)
+                handle.flush()
+        await wait_for(lambda: served.changes("note"))
+        await _flush(served, a, b, c)
+        # Every subscribed URI of the template is told (the template cannot know which file is which URI).
+        assert a.updated == ["notes://a.md"] and b.updated == ["notes://a.md"] and c.updated == ["notes://b.md"]
+        assert served.changes("index") == []
+
+        # Atomic rename: a temporary file renamed over the watched one is one change.
+        a.updated.clear(), b.updated.clear(), c.updated.clear()
+        temporary = served.root / ".index.txt.tmp"
+        temporary.write_text("a b c\n")
+        os.replace(temporary, served.root / "index.txt")
+        await wait_for(lambda: served.changes("index"))
+        await _flush(served, a, b, c)
+        assert b.updated == ["notes-index://all"] and a.updated == [] and c.updated == []
+        assert len(served.changes("index")) == 1
+
+
+async def test_adding_an_instance_sends_list_changed_once_and_listing_sends_none(served: Served) -> None:
+    inbox = Inbox()
+    async with connect(served.url, "legacy", message_handler=inbox) as client:
+        await settle_legacy(client, served.server)
+        await client.subscribe_resource(MARKER)
+        await _all_resources(client)
+        (served.root / "notes" / "c.md").write_text("# C\n")
+        await wait_for(lambda: inbox.list_changed == 1)
+        listed = await _all_resources(client)
+        await _all_resources(client)
+        await _flush(served, inbox)
+    assert "notes://c.md" in {r.uri for r in listed}
+    assert inbox.list_changed == 1
+    # Changing a note's text leaves the set as it is: no list_changed.
+    (served.root / "notes" / "c.md").write_text("# C again\n")
+    await wait_for(lambda: len(served.changes("note")) == 2)
+    assert [c.list_changed for c in served.changes("note")] == [True, False]
+
+
+async def test_adding_an_instance_reaches_a_listen_stream(served: Served) -> None:
+    async with connect(served.url, "2026-07-28") as client:
+        async with client.listen(resources_list_changed=True, resource_subscriptions=["notes://a.md"]) as sub:
+            await wait_for(served.server.sessions)
+            (served.root / "notes" / "c.md").write_text("# C\n")
+            events = []
+            async for event in sub:
+                events.append(event)
+                if any(type(e).__name__ == "ResourcesListChanged" for e in events):
+                    break
+        listed = await _all_resources(client)
+    assert "notes://c.md" in {r.uri for r in listed}
+    assert [c.list_changed for c in served.changes("note")] == [True]
+
+
+POLLED = """
+[[resources]]
+name = "counter"
+uri = "poll://counter"
+mime_type = "text/plain"
+watch = {{ interval = 0.2 }}
+reader = '''
+import pathlib
+def read(uri, params):
+    root = pathlib.Path({root!r})
+    with (root / "reads.log").open("a") as log:
+        log.write("read\\n")
+    return (root / "value.txt").read_text()
+'''
+"""
+
+
+def _reads(root: Path) -> int:
+    log = root / "reads.log"
+    return len(log.read_text().splitlines()) if log.exists() else 0
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_polling_sends_updated_only_when_the_content_changed(tmp_path: Path, mode: str) -> None:
+    (tmp_path / "value.txt").write_text("1")
+    path = write_notes_project(tmp_path, extra=POLLED.format(root=str(tmp_path)))
+    with serve_live(path) as served:
+        inbox = Inbox()
+        async with connect(served.url, mode, message_handler=inbox) as client:
+            if mode == "legacy":
+                await settle_legacy(client, served.server)
+                await client.subscribe_resource("poll://counter")
+                await client.subscribe_resource(MARKER)
+                await _polled_then_changed(served, tmp_path, inbox)
+            else:
+                # The stream's notifications reach the client's message handler too.
+                async with client.listen(resource_subscriptions=["poll://counter", MARKER]):
+                    await wait_for(served.server.sessions)
+                    await _polled_then_changed(served, tmp_path, inbox)
+        assert [c.uris for c in served.changes("counter")] == [("poll://counter",)]
+
+
+async def _polled_then_changed(served: Served, root: Path, inbox: Inbox) -> None:
+    # Several intervals with the same content: reads happen, nothing is sent.
+    await wait_for(lambda: _reads(root) >= 4)
+    assert served.changes("counter") == []
+    await _flush(served, inbox)
+    assert inbox.updated == []
+    (root / "value.txt").write_text("2")
+    await wait_for(lambda: served.changes("counter"))
+    await _flush(served, inbox)
+    assert inbox.updated == ["poll://counter"]
+    # The content stays "2" for several more intervals: nothing more.
+    reads = _reads(root)
+    await wait_for(lambda: _reads(root) >= reads + 3)
+    await _flush(served, inbox)
+    assert inbox.updated == ["poll://counter"]
+
+
+async def test_nothing_is_polled_without_subscribers(tmp_path: Path) -> None:
+    (tmp_path / "value.txt").write_text("1")
+    path = write_notes_project(tmp_path, extra=POLLED.format(root=str(tmp_path)))
+    with serve_live(path) as served:
+        async with connect(served.url, "legacy") as client:
+            await settle_legacy(client, served.server)
+            await client.subscribe_resource("notes://a.md")  # another resource's subscription
+            # The poll loop of "counter" runs several times (its read count stays 0).
+            before = served.live.poll_cycles("counter")
+            await wait_for(lambda: served.live.poll_cycles("counter") >= before + 4)
+            assert served.live.poll_reads("counter") == 0 and _reads(tmp_path) == 0
+            await client.subscribe_resource("poll://counter")
+            await wait_for(lambda: _reads(tmp_path) >= 1)
+            await client.unsubscribe_resource("poll://counter")
+            settled = served.live.poll_reads("counter")
+            cycles = served.live.poll_cycles("counter")
+            await wait_for(lambda: served.live.poll_cycles("counter") >= cycles + 3)
+            assert served.live.poll_reads("counter") <= settled + 1  # at most one poll already under way
