@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from resources_qt.errors import ResourceError, ValidationError
@@ -26,24 +25,18 @@ class InstancesError(Exception):
     """An `instances` answer that cannot be listed; the message says which item and why."""
 
 
-def instances_source(source: str, project_dir: Path | None) -> str:
+def instances_source(source: str) -> str:
     """The user's `instances` snippet with an entry point the pool's read call can run.
 
-    Until the pool has a call kind of its own for listings, the snippet
-    runs as a reader whose `read` returns the instances as JSON text: same
-    workers, same timeout, same error reporting. The lines are appended, so
-    errors keep the user's line numbers.
+    The snippet runs as a reader whose `read` returns the instances as JSON
+    text: same workers, folder, `PROJECT_DIR`, timeout and error reporting as
+    a reader. The lines are appended, so errors keep the user's line numbers.
     """
-    folder = repr(str(project_dir)) if project_dir is not None else "None"
     return (
         source
         + "\n\n"
         + "def read(_uri, _params):  # added by Resource Studio: runs instances()\n"
-        + "    import inspect as _inspect, json as _json, os as _os, pathlib as _pathlib\n"
-        + f"    _folder = {folder}\n"
-        + "    if _folder is not None:\n"
-        + "        globals().setdefault('PROJECT_DIR', _pathlib.Path(_folder))\n"
-        + "        _os.chdir(_folder)\n"
+        + "    import inspect as _inspect, json as _json\n"
         + "    _found = instances()\n"
         + "    if _inspect.isawaitable(_found):\n"
         + "        async def _finish():\n"
@@ -151,22 +144,28 @@ def _instance(template: Resource, uri: str, values: list[str], extra: Mapping[st
 class InstanceLister:
     """Runs `instances` snippets in the pool (under the reader timeout) and parses their answers."""
 
-    def __init__(self, pool: SnippetPool, *, project_dir: Path | None) -> None:
+    def __init__(self, pool: SnippetPool) -> None:
         self._pool = pool
-        self._project_dir = project_dir
 
     async def list(self, template: Resource, source: str) -> list[Resource]:
         """The template's instances; raises `InstancesError` with the snippet's or the parser's words."""
         try:
             contents = await self._pool.read(
                 key=f"{template.name}#instances",
-                source=instances_source(source, self._project_dir),
+                source=instances_source(source),
                 uri=f"instances:{template.name}",
                 params={},
                 mime_type="application/json",
             )
         except ResourceError as exc:  # the snippet failed, timed out, or the pool refused the call
-            raise InstancesError(str(exc.message)) from exc
+            # The pool words it as a read; say what actually ran.
+            uri = f"instances:{template.name}"
+            message = (
+                str(exc.message)
+                .replace(f"Resource reader failed for URI {uri}:", "instances() failed:")
+                .replace(f"Resource reader for URI {uri}", "instances()")
+            )
+            raise InstancesError(message) from exc
         text = contents[0].text if contents and contents[0].text is not None else ""
         try:
             answer = json.loads(text)

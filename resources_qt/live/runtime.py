@@ -74,7 +74,7 @@ class LiveData:
         self._pollers: dict[str, DigestPoller] = {}
         self._project = project
         self._specs: dict[str, ResourceSpec] = {}
-        self._lister = InstanceLister(pool, project_dir=self.project_dir)
+        self._lister = InstanceLister(pool)
         listing = server.listing
         if not isinstance(listing, LiveListing):
             listing = LiveListing(server.resources)
@@ -98,7 +98,7 @@ class LiveData:
     def set_project(self, project: Project) -> None:
         """Take new declarations (watchers restart if running; instances re-list on the next listing)."""
         self._project = project
-        self._lister = InstanceLister(self._pool, project_dir=self.project_dir)
+        self._lister = InstanceLister(self._pool)
         with self._lock:
             self._specs = {spec.name: spec for spec in project.resources}
         self.listing.retain({name for name, spec in self._specs.items() if spec.instances.strip()})

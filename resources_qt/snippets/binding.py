@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from resources_qt.collection import Resources
@@ -12,7 +13,7 @@ from resources_qt.project import Project, ResourceSpec, ServerSettings
 from resources_qt.resource import Resource
 from resources_qt.snippets.pool import SnippetPool
 
-__all__ = ["bind_project", "configure_pool", "create_pool", "snippet_resource"]
+__all__ = ["bind_project", "configure_pool", "create_pool", "project_folder", "snippet_resource"]
 
 SnippetReader = Callable[[str, Mapping[str, Any]], Awaitable[list[ResourceContent]]]
 SnippetCompleter = Callable[[str, str, Mapping[str, str] | None], Awaitable[list[str]]]
@@ -30,7 +31,13 @@ def create_pool(project: Project) -> SnippetPool:
         resource_concurrency=settings.resource_concurrency,
         max_processes=settings.max_processes,
         max_file_size_mb=settings.max_file_size_mb,
+        project_dir=project_folder(project),
     )
+
+
+def project_folder(project: Project) -> Path | None:
+    """The folder a project's snippets run in: the one holding its file (None while unsaved)."""
+    return project.path.resolve().parent if project.path is not None else None
 
 
 def configure_pool(pool: SnippetPool, settings: ServerSettings) -> None:
@@ -49,13 +56,17 @@ def configure_pool(pool: SnippetPool, settings: ServerSettings) -> None:
 def bind_project(project: Project, pool: SnippetPool, *, apply_settings: bool = True) -> Resources:
     """Every spec of `project` as a resource served by `pool`, in file order.
 
-    Sets the pool's prelude to the project's and, unless `apply_settings` is
-    False, its limits to the project's `[server]` settings.
+    Sets the pool's prelude to the project's, its folder (snippets' working
+    directory and `PROJECT_DIR`) to the project file's and, unless
+    `apply_settings` is False, its limits to the project's `[server]` settings.
 
     Raises:
         ValidationError: a spec is invalid or duplicates another (-32602).
     """
     pool.set_prelude(project.prelude)
+    folder = project_folder(project)
+    if folder is not None:
+        pool.configure(project_dir=folder)
     if apply_settings:
         configure_pool(pool, project.server)
     resources = Resources()

@@ -57,6 +57,7 @@ class Limits:
         resource_concurrency: int | None,
         max_processes: int,
         max_file_size_mb: int,
+        project_dir: str = "",
     ) -> None:
         self.workers = workers
         self.timeout = timeout
@@ -66,6 +67,7 @@ class Limits:
         self.resource_concurrency = resource_concurrency
         self.max_processes = max_processes
         self.max_file_size_mb = max_file_size_mb
+        self.project_dir = project_dir
 
     @property
     def per_resource(self) -> int:
@@ -153,7 +155,7 @@ class Dispatcher:
                 if value is None or getattr(limits, name) == value:
                     continue
                 setattr(limits, name, value)
-                respawn = respawn or name in ("memory_limit_mb", "max_processes", "max_file_size_mb")
+                respawn = respawn or name in ("memory_limit_mb", "max_processes", "max_file_size_mb", "project_dir")
                 if name == "workers" and self.started and not self.closed:
                     self._resize_locked()
             if respawn:
@@ -343,6 +345,7 @@ class Dispatcher:
                 os.getpid(),
                 max_processes=limits.max_processes,
                 max_file_size_mb=limits.max_file_size_mb,
+                project_dir=limits.project_dir,
             )
             return config, self.generation
 

@@ -7,6 +7,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from resources_qt.content import DEFAULT_BINARY_MIME, DEFAULT_TEXT_MIME, JSON_MIME, ResourceContent, dump_json
@@ -19,6 +20,7 @@ __all__ = [
     "current_read",
     "current_uri",
     "reading",
+    "set_project_dir",
     "snippet_namespace",
     "text",
 ]
@@ -107,13 +109,20 @@ def blob(
     raise TypeError(f"blob() takes bytes or a base64 str, not {type(data).__name__}")
 
 
-HELPERS: Mapping[str, Any] = {
+_helpers: dict[str, Any] = {
     "text": text,
     "blob": blob,
     "current_uri": current_uri,
     "ResourceContent": ResourceContent,
+    "PROJECT_DIR": Path.cwd(),
 }
-"""Names every prelude and snippet sees without importing anything."""
+HELPERS: Mapping[str, Any] = _helpers
+"""Names every prelude and snippet sees without importing anything (`PROJECT_DIR` is the project's folder)."""
+
+
+def set_project_dir(folder: Path) -> None:
+    """Make `PROJECT_DIR` name `folder` in snippets loaded from now on (the worker does this at start)."""
+    _helpers["PROJECT_DIR"] = folder
 
 
 def snippet_namespace(name: str, *, prelude: Mapping[str, Any] | None = None) -> dict[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 import weakref
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
@@ -73,6 +74,7 @@ class SnippetPool:
         resource_concurrency: int | None = None,
         max_processes: int = 0,
         max_file_size_mb: int = 0,
+        project_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         _check_settings(
             workers=workers,
@@ -94,6 +96,7 @@ class SnippetPool:
             resource_concurrency=resource_concurrency or None,
             max_processes=max_processes,
             max_file_size_mb=max_file_size_mb,
+            project_dir=_folder(project_dir) or "",
         )
         self._core = Dispatcher(limits, prelude=prelude)
         self._finalizer = weakref.finalize(self, self._core.close)
@@ -166,8 +169,14 @@ class SnippetPool:
         resource_concurrency: int | None = None,
         max_processes: int | None = None,
         max_file_size_mb: int | None = None,
+        project_dir: str | os.PathLike[str] | None = None,
     ) -> None:
-        """Change limits (None: unchanged); new process limits replace workers as they become idle."""
+        """Change limits (None: unchanged); new process limits replace workers as they become idle.
+
+        `project_dir` is where snippets run (their working directory) and
+        what `PROJECT_DIR` names in their namespace; changing it also
+        replaces the workers as they become idle.
+        """
         _check_settings(
             workers=workers,
             timeout=timeout,
@@ -185,7 +194,13 @@ class SnippetPool:
             resource_concurrency=resource_concurrency,
             max_processes=max_processes,
             max_file_size_mb=max_file_size_mb,
+            project_dir=_folder(project_dir),
         )
+
+    @property
+    def project_dir(self) -> str:
+        """The folder snippets run in ("" for the pool process's own working directory)."""
+        return self._core.limits.project_dir
 
     def add_output_listener(self, callback: OutputListener) -> Callable[[], None]:
         """Call `callback(key, text)` with what snippets print, as it arrives; returns the unsubscribe call."""
@@ -302,6 +317,17 @@ class SnippetPool:
     def __repr__(self) -> str:
         state = "closed" if self.closed else f"{len(self.worker_pids())} running"
         return f"SnippetPool(workers={self.workers}, timeout={self.timeout:g}, {state})"
+
+
+def _folder(path: str | os.PathLike[str] | None) -> str | None:
+    if path is None:
+        return None
+    if not isinstance(path, str | os.PathLike):
+        raise ValidationError(f"project_dir must be a path, not {type(path).__name__}")
+    text = os.fspath(path)
+    if not text or "\0" in text:
+        raise ValidationError(f"project_dir must be a folder's path, not {text!r}")
+    return os.path.abspath(text)
 
 
 def _check_timeout(name: str, timeout: object) -> None:

@@ -63,6 +63,8 @@ class WorkerConfig:
     """RLIMIT_NPROC for the worker (0: leave the inherited limit)."""
     max_file_size_mb: int = 0
     """RLIMIT_FSIZE for the worker (0: leave the inherited limit)."""
+    project_dir: str = ""
+    """The project's folder: the worker's working directory and `PROJECT_DIR` ("": the inherited one)."""
 
 
 @dataclass(frozen=True, slots=True)

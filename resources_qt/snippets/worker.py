@@ -45,6 +45,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any
 
 from resources_qt.content import to_contents
@@ -52,7 +53,7 @@ from resources_qt.errors import ReaderFailedError
 from resources_qt.snippets import messages, wire
 from resources_qt.snippets.capture import OutputCapture
 from resources_qt.snippets.guard import ModuleGuard
-from resources_qt.snippets.namespace import ReadContext, reading
+from resources_qt.snippets.namespace import ReadContext, reading, set_project_dir
 from resources_qt.snippets.protocol import (
     Call,
     CompleteCall,
@@ -106,6 +107,7 @@ def worker_main(conn: Connection, config: WorkerConfig) -> None:
     _tame_allocations()
     _limit_memory(config.memory_limit_mb)
     _limit_processes_and_files(config.max_processes, config.max_file_size_mb)
+    _enter_project(config.project_dir)
     guard = ModuleGuard.snapshot()
     worker = _Worker(capture, config)
     try:
@@ -134,6 +136,10 @@ def worker_main(conn: Connection, config: WorkerConfig) -> None:
             # After the answer is on its way, so the check costs no read any time;
             # still before the next call starts.
             guard.restore()
+            if config.project_dir:
+                # A snippet that changed directory does not move the next one.
+                with contextlib.suppress(OSError):
+                    os.chdir(config.project_dir)
     finally:
         capture.finish()
         os._exit(0)
@@ -228,6 +234,16 @@ async def _await(awaitable: Awaitable[object]) -> object:
 
 def _stream(name: str) -> Stream:
     return "stderr" if name == "stderr" else "stdout"
+
+
+def _enter_project(folder: str) -> None:
+    """Run snippets in the project's folder, and name it `PROJECT_DIR` in their namespace."""
+    if not folder:
+        return
+    set_project_dir(Path(folder))
+    # A folder deleted meanwhile: snippets still see PROJECT_DIR, and opening files there fails clearly.
+    with contextlib.suppress(OSError):
+        os.chdir(folder)
 
 
 def _own_process_group() -> None:

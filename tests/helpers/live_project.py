@@ -28,15 +28,15 @@ uri_template = "notes://{{+path}}"
 mime_type = "text/markdown"
 watch = {{ files = ["notes"] }}
 instances = '''
-import pathlib
 def instances():
-    folder = pathlib.Path({root!r}) / "notes"
+    folder = PROJECT_DIR / "notes"
     return [{{"path": p.relative_to(folder).as_posix(), "title": p.stem}} for p in sorted(folder.rglob("*.md"))]
 '''
 reader = '''
-import pathlib
 def read(uri, params):
-    return (pathlib.Path({root!r}) / "notes" / params["path"]).read_text()
+    # Snippets run in the project's folder.
+    with open("notes/" + params["path"]) as handle:
+        return handle.read()
 '''
 
 [[resources]]
@@ -45,9 +45,8 @@ uri = "notes-index://all"
 mime_type = "text/plain"
 watch = {{ files = ["index.txt"] }}
 reader = '''
-import pathlib
 def read(uri, params):
-    return (pathlib.Path({root!r}) / "index.txt").read_text()
+    return (PROJECT_DIR / "index.txt").read_text()
 '''
 {extra}"""
 
@@ -76,7 +75,7 @@ def write_notes_project(root: Path, *, extra: str = "") -> Path:
     (root / "notes" / "b.md").write_text("# B\n")
     (root / "index.txt").write_text("a b\n")
     path = root / "notes.toml"
-    path.write_text(NOTES_PROJECT.format(root=str(root), extra=extra))
+    path.write_text(NOTES_PROJECT.format(extra=extra))
     return path
 
 

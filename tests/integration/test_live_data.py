@@ -187,11 +187,10 @@ POLLED = """
 name = "counter"
 uri = "poll://counter"
 mime_type = "text/plain"
-watch = {{ interval = 0.2 }}
+watch = { interval = 0.2 }
 reader = '''
-import pathlib
 def read(uri, params):
-    root = pathlib.Path({root!r})
+    root = PROJECT_DIR
     with (root / "reads.log").open("a") as log:
         log.write("read\\n")
     return (root / "value.txt").read_text()
@@ -207,7 +206,7 @@ def _reads(root: Path) -> int:
 @pytest.mark.parametrize("mode", MODES)
 async def test_polling_sends_updated_only_when_the_content_changed(tmp_path: Path, mode: str) -> None:
     (tmp_path / "value.txt").write_text("1")
-    path = write_notes_project(tmp_path, extra=POLLED.format(root=str(tmp_path)))
+    path = write_notes_project(tmp_path, extra=POLLED)
     with serve_live(path) as served:
         inbox = Inbox()
         async with connect(served.url, mode, message_handler=inbox) as client:
@@ -243,7 +242,7 @@ async def _polled_then_changed(served: Served, root: Path, inbox: Inbox) -> None
 
 async def test_nothing_is_polled_without_subscribers(tmp_path: Path) -> None:
     (tmp_path / "value.txt").write_text("1")
-    path = write_notes_project(tmp_path, extra=POLLED.format(root=str(tmp_path)))
+    path = write_notes_project(tmp_path, extra=POLLED)
     with serve_live(path) as served:
         async with connect(served.url, "legacy") as client:
             await settle_legacy(client, served.server)
