@@ -1,4 +1,4 @@
-"""`resource-studio serve PROJECT --http [HOST:]PORT | --stdio [--watch]`: headless serving."""
+"""`resource-studio serve PROJECT --http [HOST:]PORT | --stdio [--watch] [--bus URL]`: headless serving."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from resources_qt.address import parse_http_address
+from resources_qt.bus.redis_bus import RedisBus
+from resources_qt.bus.urls import BUS_ENV, BusDependencyError, default_channel, redact
 from resources_qt.project import ProjectError, load_project
 from resources_qt.server.engine import ResourceServer
 from resources_qt.server.events import ServerEvent, ServerFailed
@@ -36,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Serve a Resource Studio project to MCP clients without the window.",
-        epilog=f"The bearer token may also come from ${TOKEN_ENV}. Logs go to stderr.",
+        epilog=f"The bearer token may also come from ${TOKEN_ENV}, the bus URL from ${BUS_ENV}. Logs go to stderr.",
     )
     parser.add_argument("project", help="the project file (.toml)")
     mode = parser.add_mutually_exclusive_group(required=True)
@@ -44,6 +46,15 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--stdio", action="store_true", help="serve the client that launched this process")
     parser.add_argument("--token", help="require 'Authorization: Bearer TOKEN' (HTTP; needed off loopback)")
     parser.add_argument("--watch", action="store_true", help="reload the project when the file changes")
+    parser.add_argument(
+        "--bus",
+        metavar="URL",
+        help=f"share notifications with the other replicas through Redis: redis://[:PASSWORD@]HOST:PORT/DB "
+        f"or rediss://... (default ${BUS_ENV})",
+    )
+    parser.add_argument(
+        "--bus-channel", metavar="NAME", help="the bus channel (default: resource-studio: + the server name)"
+    )
     parser.add_argument(
         "--log-level", default="warning", choices=["debug", "info", "warning", "error"], help="stderr log level"
     )
@@ -85,6 +96,7 @@ def serve_main(argv: Sequence[str]) -> int:
         if args.stdio and args.token:
             raise _UsageError("--token applies to --http only")
         project = load_project(args.project)
+        bus = _make_bus(args, project.server.name)
     except _UsageError as exc:
         return _fail(str(exc))
     except ProjectError as exc:
@@ -98,6 +110,7 @@ def serve_main(argv: Sequence[str]) -> int:
     try:
         pool.start()
         server = build_server(project, bind_project(project, pool))
+        server.set_bus(bus)
         failed = threading.Event()
 
         def observe(event: ServerEvent) -> None:
@@ -121,6 +134,9 @@ def serve_main(argv: Sequence[str]) -> int:
             except (OSError, ValueError) as exc:
                 return _fail(_one_line(exc))
             print(f"Serving {settings.name!r} at {url}", file=sys.stderr, flush=True)
+            if bus is not None:
+                shared = f"Sharing notifications on {redact(bus.url)} channel {bus.channel!r}"
+                print(shared, file=sys.stderr, flush=True)
             if watcher is not None:
                 watcher.start()
             _wait_until_stopped(server)
@@ -138,6 +154,22 @@ def serve_main(argv: Sequence[str]) -> int:
         if server is not None:
             server.close()
         pool.close()
+
+
+def _make_bus(args: argparse.Namespace, server_name: str) -> RedisBus | None:
+    """The RedisBus `--bus` (or $RESOURCE_STUDIO_BUS) asks for, not started; None without one."""
+    url = args.bus or os.environ.get(BUS_ENV) or None
+    if url is None:
+        if args.bus_channel:
+            raise _UsageError(f"--bus-channel needs --bus (or ${BUS_ENV})")
+        return None
+    try:
+        channel = args.bus_channel or default_channel(server_name)
+        return RedisBus(url, channel=channel)
+    except BusDependencyError as exc:
+        raise _UsageError(f"--bus: {exc}") from None
+    except ValueError as exc:
+        raise _UsageError(f"--bus: {exc}") from None
 
 
 def _wait_until_stopped(server: ResourceServer) -> None:

@@ -4,21 +4,25 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import logging
 import threading
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 import uvicorn
 from mcp.server.context import ServerRequestContext
 from mcp.server.stdio import stdio_server
 
+from resources_qt.bus.relay import Bus, NotificationRelay
+from resources_qt.bus.urls import redact
 from resources_qt.collection import ChangeKind, Resources
 from resources_qt.resource import CacheHint, Resource
 from resources_qt.server import http as http_host
 from resources_qt.server.events import (
+    BusStateChanged,
     Observer,
     ServerEvent,
     ServerFailed,
@@ -32,7 +36,7 @@ from resources_qt.server.events import (
 from resources_qt.server.handlers import build_lowlevel
 from resources_qt.server.loopthread import LoopThread
 from resources_qt.server.middleware import SESSION_KEY, EngineMiddleware, connection_of
-from resources_qt.server.notify import Notifier
+from resources_qt.server.notify import EngineDelivery, Notifier
 from resources_qt.server.paging import ListingCache
 from resources_qt.server.reading import PreviewOutcome, preview_read
 from resources_qt.server.sessions import LegacySession, Session, SessionRegistry
@@ -83,6 +87,7 @@ class ResourceServer:
         max_subscriptions: int = 1000,
         max_uri_length: int = 8192,
         mask_errors: bool = False,
+        bus: Bus | None = None,
     ) -> None:
         if not isinstance(resources, Resources):
             raise TypeError(f"resources must be a Resources collection, not {type(resources).__name__}")
@@ -129,6 +134,18 @@ class ResourceServer:
         self.notifier = Notifier(
             registry=self.registry, emit=self.emit, observing=lambda: self.observing, drop_session=self.drop_session
         )
+        # The one seam every notification passes: local subscribers at once, then
+        # the bus (when replicas share one), and the other replicas' events back in.
+        self.relay = NotificationRelay(
+            EngineDelivery(
+                notifier=self.notifier,
+                registry=self.registry,
+                notifications=lambda: self.enable_resource_notifications,
+                subscriptions=lambda: self.enable_resource_subscriptions,
+            ),
+            None,
+        )
+        self._unwatch_bus: Callable[[], None] | None = None
         self.transport = ""
         self._observers: list[Observer] = []
         self._observers_lock = threading.Lock()
@@ -143,7 +160,9 @@ class ResourceServer:
         self._failure: str | None = None
         self._list_changed_pending = False
         self._state_lock = threading.Lock()
+        self._change = threading.local()
         self._unlisten = resources.add_listener(self._on_collection_change)
+        self.set_bus(bus)
 
     # -- observers -----------------------------------------------------------
 
@@ -346,7 +365,16 @@ class ResourceServer:
     def _launch(self, main: Callable[[], Any], ready: threading.Event, name: str) -> None:
         thread = LoopThread(name)
         self._thread = thread
-        thread.start(main, on_exit=self._on_thread_exit)
+
+        async def with_bus() -> None:
+            # The bus connects in the background: a missing Redis never delays or fails the start.
+            await self.relay.start()
+            try:
+                await main()
+            finally:
+                await self.relay.close()
+
+        thread.start(with_bus, on_exit=self._on_thread_exit)
         deadline = time.monotonic() + _START_TIMEOUT
         while not ready.wait(0.02):
             if not thread.is_alive() or time.monotonic() > deadline:
@@ -437,20 +465,46 @@ class ResourceServer:
 
     # -- notifications ---------------------------------------------------------
 
-    async def send_resources_changed(self) -> None:
-        """Broadcast notifications/resources/list_changed (no-op unless notifications are enabled)."""
-        if self.enable_resource_notifications:
-            await self._on_server_loop(self._broadcast_list_changed)
+    @property
+    def bus(self) -> Bus | None:
+        """The bus replicas share notifications on (None: this server's subscribers only)."""
+        return self.relay.bus
 
-    async def send_resource_updated(self, uri: str) -> None:
-        """Tell every session subscribed to exactly `uri` (no-op unless subscriptions are enabled)."""
+    def set_bus(self, bus: Bus | None) -> None:
+        """Share notifications on `bus` from the next start (refused while running); None for none.
+
+        Observers get BusStateChanged each time it connects or is lost.
+        """
+        if self._thread is not None and self._thread.is_alive():
+            raise RuntimeError("The bus can only change while the server is stopped")
+        if self._unwatch_bus is not None:
+            self._unwatch_bus()
+            self._unwatch_bus = None
+        self.relay.bus = bus
+        if bus is not None:
+            shown = redact(bus.url)
+            self._unwatch_bus = bus.add_state_listener(
+                lambda connected: self.emit(BusStateChanged(connected, shown, bus.channel))
+            )
+
+    async def send_resources_changed(self, *, key: str | None = None) -> None:
+        """Broadcast notifications/resources/list_changed (no-op unless notifications are enabled).
+
+        With a bus every replica's listeners get it too. `key` names the change
+        when several replicas may raise it on their own (see NotificationRelay).
+        """
+        if self.enable_resource_notifications:
+            await self._on_server_loop(lambda: self._broadcast_list_changed(key=key))
+
+    async def send_resource_updated(self, uri: str, *, key: str | None = None) -> None:
+        """Tell every session subscribed to exactly `uri`, on every replica (no-op unless subscriptions are enabled)."""
         if self.enable_resource_subscriptions:
-            await self._on_server_loop(lambda: self.notifier.updated(uri))
+            await self._on_server_loop(lambda: self.relay.updated(uri, key=key))
 
     async def send_resource_updated_for_session(self, session_id: str, uri: str) -> None:
-        """Tell one session, and only if it subscribed to `uri` (no-op unless subscriptions are enabled)."""
+        """Tell one session (on whichever replica holds it), only if it subscribed to `uri`."""
         if self.enable_resource_subscriptions:
-            await self._on_server_loop(lambda: self.notifier.updated(uri, session_id))
+            await self._on_server_loop(lambda: self.relay.updated(uri, session_id))
 
     def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T] | None:
         """Schedule `coro` on the server loop from any thread without waiting.
@@ -496,10 +550,24 @@ class ResourceServer:
         except RuntimeError:
             logger.debug("Notification dropped: the server loop has stopped")
 
-    async def _broadcast_list_changed(self) -> None:
+    async def _broadcast_list_changed(self, *, key: str | None = None) -> None:
         with self._state_lock:
             self._list_changed_pending = False
-        await self.notifier.list_changed()
+        await self.relay.list_changed(key=key)
+
+    @contextlib.contextmanager
+    def change_key(self, key: str | None) -> Iterator[None]:
+        """Collection changes made on this thread inside the block announce list_changed with `key`.
+
+        A --watch reload names the file version it applies, so replicas reloading
+        one shared file announce it once per subscriber (see NotificationRelay).
+        """
+        previous = getattr(self._change, "key", None)
+        self._change.key = key
+        try:
+            yield
+        finally:
+            self._change.key = previous
 
     def _on_collection_change(self, kind: ChangeKind, resource: Resource) -> None:
         # Called on whichever thread mutated the collection (GUI, watcher, server);
@@ -514,7 +582,8 @@ class ResourceServer:
                 return
             self._list_changed_pending = True
         try:
-            thread.submit(self._broadcast_list_changed())
+            key = getattr(self._change, "key", None)
+            thread.submit(self._broadcast_list_changed(key=f"{key}:list" if key else None))
         except RuntimeError:
             with self._state_lock:
                 self._list_changed_pending = False

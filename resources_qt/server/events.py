@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 __all__ = [
+    "BusStateChanged",
     "NotificationSent",
     "Observer",
     "ServerEvent",
@@ -106,8 +107,18 @@ class NotificationSent:
     recipients: int
 
 
+@dataclass(frozen=True, slots=True)
+class BusStateChanged:
+    """The notification bus connected (or was lost); `url` has any password redacted."""
+
+    connected: bool
+    url: str
+    channel: str
+
+
 ServerEvent = (
-    ServerStarted
+    BusStateChanged
+    | ServerStarted
     | ServerStopped
     | ServerFailed
     | SessionOpened

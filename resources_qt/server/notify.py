@@ -7,10 +7,11 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from resources_qt.bus.events import BusEvent, ListChanged
 from resources_qt.server.events import NotificationSent, ServerEvent, Traffic
 from resources_qt.server.sessions import Session, SessionRegistry
 
-__all__ = ["LIST_CHANGED", "UPDATED", "Notifier"]
+__all__ = ["LIST_CHANGED", "UPDATED", "EngineDelivery", "Notifier"]
 
 logger = logging.getLogger(__name__)
 
@@ -73,3 +74,32 @@ class Notifier:
                 Traffic(time=datetime.now(UTC), session_id=session.id, direction="out", method=method, message=message)
             )
         return True
+
+
+class EngineDelivery:
+    """The relay's local side: a server's notifier, gated by its switches for events from other replicas."""
+
+    def __init__(
+        self,
+        *,
+        notifier: Notifier,
+        registry: SessionRegistry,
+        notifications: Callable[[], bool],
+        subscriptions: Callable[[], bool],
+    ) -> None:
+        self._notifier = notifier
+        self._registry = registry
+        self._notifications = notifications
+        self._subscriptions = subscriptions
+
+    async def deliver_list_changed(self) -> int:
+        return await self._notifier.list_changed()
+
+    async def deliver_updated(self, uri: str, session_id: str | None) -> int:
+        return await self._notifier.updated(uri, session_id)
+
+    def holds_session(self, session_id: str) -> bool:
+        return self._registry.get(session_id) is not None
+
+    def accepts(self, event: BusEvent) -> bool:
+        return self._notifications() if isinstance(event, ListChanged) else self._subscriptions()

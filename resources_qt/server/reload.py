@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -172,13 +173,18 @@ def uris_of(server: ResourceServer, names: Iterable[str], old_keys: dict[str, st
     return sorted(uris)
 
 
-async def announce_changes(server: ResourceServer, summary: ChangeSummary) -> None:
-    """Send what the collection did not: list_changed for in-place edits, updated for changed content."""
+async def announce_changes(server: ResourceServer, summary: ChangeSummary, *, key: str | None = None) -> None:
+    """Send what the collection did not: list_changed for in-place edits, updated for changed content.
+
+    `key` names the file version applied (see ResourceServer.change_key); each
+    notification gets its own key derived from it.
+    """
     if summary.in_place_catalogue_change:
-        await server.send_resources_changed()
+        await server.send_resources_changed(key=f"{key}:list" if key else None)
     if summary.everything:
         names: Iterable[str] = [r.name for r in server.resources]
     else:
         names = [*summary.changed, *summary.removed]
     for uri in uris_of(server, names, summary.changed_keys):
-        await server.send_resource_updated(uri)
+        uri_key = f"{key}:{hashlib.sha256(uri.encode()).hexdigest()[:16]}" if key else None
+        await server.send_resource_updated(uri, key=uri_key)

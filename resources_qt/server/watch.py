@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import threading
@@ -109,7 +110,7 @@ class ProjectWatcher:
             logger.info("%s changed while it was read; waiting for it to settle", self._path)
             return
         self._stamp = stamp
-        self._apply(new)
+        self._apply(new, _version_key(self._path, stamp))
 
     def reload(self) -> ChangeSummary | None:
         """Load the file now and apply it; None when it does not load (the old version keeps serving)."""
@@ -119,20 +120,21 @@ class ProjectWatcher:
             logger.warning("Not reloading %s: %s", self._path, exc.message)
             return None
         self._stamp = self._read_stamp()
-        return self._apply(new)
+        return self._apply(new, _version_key(self._path, self._stamp))
 
-    def _apply(self, new: Project) -> ChangeSummary:
+    def _apply(self, new: Project, key: str | None = None) -> ChangeSummary:
         old = self._project
         if new.server != old.server:
             logger.warning("Server settings changed in %s; restart to apply them", self._path)
         if new.prelude != old.prelude:
             self._set_prelude(new.prelude)
-        summary = apply_project(self._server.resources, old, new, self._make)
+        with self._server.change_key(key):
+            summary = apply_project(self._server.resources, old, new, self._make)
         for name, why in summary.refused.items():
             logger.warning("Not serving the new version of %r: %s", name, why)
         self._project = replace(new, resources=served_specs(self._server.resources, old, new, summary))
         self.reloads += 1
-        future = self._server.submit(announce_changes(self._server, summary))
+        future = self._server.submit(announce_changes(self._server, summary, key=key))
         if future is not None:
             future.result(timeout=30)
         logger.info(
@@ -143,3 +145,18 @@ class ProjectWatcher:
             len(summary.changed),
         )
         return summary
+
+
+def _version_key(path: Path, stamp: tuple[int, int, int] | None) -> str | None:
+    """Names one saved version of the file: the same on every replica that reads the same file.
+
+    The content hash with the mtime, so saving back an earlier text is still a new change.
+    """
+    if stamp is None:
+        return None
+    try:
+        digest = hashlib.sha256(path.read_bytes())
+    except OSError:
+        return None
+    digest.update(str(stamp[0]).encode())
+    return f"reload-{digest.hexdigest()[:24]}"
