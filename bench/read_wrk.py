@@ -10,7 +10,6 @@ FastMCP runs only where the `fastmcp` package is installed (the bench extra).
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import shutil
 import subprocess
@@ -41,13 +40,20 @@ def small() -> str:
 uvicorn.run(mcp.http_app(path="/mcp"), host="127.0.0.1", port=int(sys.argv[1]), log_level="warning", access_log=False)
 """
 
+# Every request gets its own JSON-RPC id: concurrent requests of one session sharing an id collide in the
+# transport (it keys a request's answer stream by id) and one of them is answered with an error.
 _LUA = """
 wrk.method = "POST"
-wrk.body = '{body}'
 wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Accept"] = "{accept}"
 wrk.headers["Mcp-Protocol-Version"] = "{protocol}"
 wrk.headers["Mcp-Session-Id"] = "{session}"
+local counter = 0
+request = function()
+  counter = counter + 1
+  return wrk.format(nil, nil, nil, '{{"jsonrpc":"2.0","id":' .. counter .. ',"method":"resources/read",' ..
+    '"params":{{"uri":"{uri}"}}}}')
+end
 """
 
 
@@ -89,7 +95,8 @@ async def _session(url: str) -> str:
 
 
 def _wrk(url: str, script: Path, connections: int, seconds: float) -> WrkRun:
-    command = ["wrk", "-t", "1", "-c", str(connections), "-d", f"{max(1, round(seconds))}s", "--latency", "-s", str(script), url]
+    duration = f"{max(1, round(seconds))}s"
+    command = ["wrk", "-t", "1", "-c", str(connections), "-d", duration, "--latency", "-s", str(script), url]
     done = subprocess.run(command, capture_output=True, text=True, timeout=seconds + 60, check=True)
     return parse_wrk(done.stdout)
 
@@ -134,9 +141,8 @@ def measure(quick: bool) -> tuple[dict[str, dict[int, list[WrkRun]]], list[str]]
             for name in names:
                 procs[name], url = _start(workdir, name)
                 session = asyncio.run(_session(url))
-                body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": SMALL_URI}})
                 script = workdir / f"{name}.lua"
-                script.write_text(_LUA.format(body=body, accept=ACCEPT, protocol=PROTOCOL, session=session))
+                script.write_text(_LUA.format(uri=SMALL_URI, accept=ACCEPT, protocol=PROTOCOL, session=session))
                 scripts[name] = (url, script)
                 _wrk(url, script, 2, 1.0)  # warm-up: imports, workers, first-call caches
             for _ in range(rounds):

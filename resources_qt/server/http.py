@@ -100,8 +100,16 @@ def build_app(
     session_idle_timeout: float | None = None,
     max_sessions: int | None = None,
     extra_hosts: Sequence[str] = (),
+    json_response: bool = True,
 ) -> Any:
     """The SDK's Streamable HTTP app at /mcp, with our security settings and optional bearer auth.
+
+    With `json_response` (the default) a request is answered with one JSON
+    body instead of an SSE stream of one event: half the work per read for
+    the transport. Streams stay where they carry notifications: the
+    standalone GET stream and 2026-07-28 `subscriptions/listen` (the SDK
+    always answers listen as SSE). Nothing here sends a message inside a
+    request (no progress, no server-to-client requests), so no frame is lost.
 
     At `max_sessions` open sessions a newcomer first evicts the longest-idle
     session that has no request in flight and no stream open
@@ -124,6 +132,7 @@ def build_app(
         max_request_body_size=max_request_body_size,
         session_idle_timeout=session_idle_timeout,
         max_sessions=max_sessions,
+        json_response=json_response,
     )
     return EvictingAdmission(app, server.session_manager)
 
