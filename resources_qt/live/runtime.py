@@ -7,7 +7,7 @@ import inspect
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -96,13 +96,18 @@ class LiveData:
         return self._server.resources
 
     def set_project(self, project: Project) -> None:
-        """Take new declarations (watchers restart if running; instances re-list on the next listing)."""
+        """Take new declarations; instances re-list on the next listing.
+
+        Watchers restart (if running) only when what is watched changed: a
+        folder, a pattern, an interval, or a resource coming or going.
+        """
+        before = _watched(self._specs.values()), self.project_dir
         self._project = project
-        self._lister = InstanceLister(self._pool)
+        specs = {spec.name: spec for spec in project.resources}
         with self._lock:
-            self._specs = {spec.name: spec for spec in project.resources}
-        self.listing.retain({name for name, spec in self._specs.items() if spec.instances.strip()})
-        if self._thread is not None:
+            self._specs = specs
+        self.listing.retain({name for name, spec in specs.items() if spec.instances.strip()})
+        if self._thread is not None and (_watched(specs.values()), self.project_dir) != before:
             self.stop()
             self.start()
 
@@ -307,6 +312,18 @@ class LiveData:
         return f"LiveData({len(self.watching())} watched, {'running' if self._thread else 'stopped'})"
 
     @property
+    def running(self) -> bool:
+        return self._thread is not None
+
+    @property
     def failures(self) -> Mapping[str, str]:
         """Templates whose instances snippet failed on its last run, with the message."""
         return dict(self._failed)
+
+
+def _watched(specs: Iterable[ResourceSpec]) -> dict[str, tuple[tuple[str, ...], float | None]]:
+    return {
+        spec.name: (tuple(spec.watch.files), spec.watch.interval)
+        for spec in specs
+        if spec.watch is not None and not spec.watch.is_empty
+    }

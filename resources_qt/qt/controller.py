@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from PySide6.QtCore import QObject, Signal, Slot
 
 from resources_qt.errors import ValidationError
+from resources_qt.live import DataChanged, InstancesFailed, InstancesListed, LiveData
 from resources_qt.project import Project, ResourceSpec
 from resources_qt.qt.pump import EventPump
 from resources_qt.resource import Resource
@@ -88,6 +89,10 @@ class ServerController(QObject):
         completions_ready(str request_id, list values)
         snippet_output(str key, str text): what a snippet printed.
         read_output(object SnippetOutput): what one read (or completion) printed, streams in order.
+        instances_failed(str resource, str message): a template's `instances` snippet failed (listed none).
+        instances_listed(str resource, int count): it answered again after a failure, or for the first time.
+        data_changed(str resource, float time, list uris): a watched file or a polled read changed;
+            `uris` were sent `updated`.
     """
 
     server_started = Signal(str)
@@ -103,6 +108,9 @@ class ServerController(QObject):
     completions_ready = Signal(str, list)
     snippet_output = Signal(str, str)
     read_output = Signal(object)
+    instances_failed = Signal(str, str)
+    instances_listed = Signal(str, int)
+    data_changed = Signal(str, float, list)
 
     def __init__(
         self, *, project: Project, parent: QObject | None = None, pool: SnippetPool | None = None
@@ -114,12 +122,15 @@ class ServerController(QObject):
         resources = bind_project(self._project, self._pool)
         self._specs = {spec.name: spec for spec in self._project.resources}
         self._server = build_server(self._project, resources)
+        # Watchers run while serving; instances are listed on every resources/list.
+        self._live = LiveData(self._server, self._project, self._pool)
         self._announce_edits = False
         self._pump = EventPump(parent=self)
         self._pump.drained.connect(self._on_drained)
         self._unobserve = self._server.add_observer(self._on_server_event)
         self._unlisten_output = self._pool.add_output_listener(self._on_snippet_output)
         self._unlisten_reads = self._pool.add_read_output_listener(self._on_read_output)
+        self._unlisten_live = self._live.add_listener(self._pump.push)
         self._control = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="server-control")
         self._side_loop: LoopThread | None = None
         self._side_stop: asyncio.Event | None = None
@@ -156,6 +167,18 @@ class ServerController(QObject):
     def sessions(self) -> list[SessionInfo]:
         return self._server.sessions()
 
+    def watching(self) -> dict[str, str]:
+        """Resources whose data is watched, and how ("files", "interval" or "both")."""
+        return dict(self._live.watching())
+
+    def wait_watching(self, timeout: float = 10.0) -> bool:
+        """Wait until watched files are being watched (for scripts and tests; True when nothing is)."""
+        return self._live.wait_ready(timeout)
+
+    def instance_failures(self) -> dict[str, str]:
+        """Templates whose `instances` snippet failed on its last run, with the message."""
+        return dict(self._live.failures)
+
     # -- editing -----------------------------------------------------------------------
 
     def apply_project(self, project: Project) -> None:
@@ -168,6 +191,7 @@ class ServerController(QObject):
         summary = apply_project(self._server.resources, old, new, self._make)
         self._project = new
         self._specs = {spec.name: spec for spec in served_specs(self._server.resources, old, new, summary)}
+        self._update_live()
         self._announce(summary)
         if summary.refused:
             raise ValidationError(
@@ -188,6 +212,7 @@ class ServerController(QObject):
             # A copy: the caller may keep editing its spec, and the next call must see that as a change.
             self._specs[spec.name] = copy.deepcopy(spec)
         self._project.resources = list(self._specs.values())
+        self._update_live()
         self._announce(summary)
 
     def set_prelude(self, source: str) -> None:
@@ -216,6 +241,13 @@ class ServerController(QObject):
             timeout=settings.reader_timeout, memory_limit_mb=settings.memory_limit_mb, workers=settings.workers
         )
 
+    def _update_live(self) -> None:
+        # On the control thread: restarting a watcher waits for its thread, which the GUI must not.
+        project = replace(self._project, resources=list(self._specs.values()))
+        if self._shut:
+            return
+        self._control.submit(self._live.set_project, project).add_done_callback(_log_failure)
+
     def _make(self, spec: ResourceSpec) -> Resource:
         return snippet_resource(spec, self._pool)
 
@@ -240,7 +272,13 @@ class ServerController(QObject):
     def stop(self) -> None:
         if self._shut:
             return
-        self._control.submit(self._server.stop).add_done_callback(_log_failure)
+        def run() -> None:
+            try:
+                self._live.stop()
+            finally:
+                self._server.stop()
+
+        self._control.submit(run).add_done_callback(_log_failure)
 
     def _control_call(self, start: Callable[[], object]) -> None:
         if self._shut:
@@ -250,6 +288,7 @@ class ServerController(QObject):
             try:
                 self._pool.start()
                 start()
+                self._live.start()
             except Exception as exc:
                 message = " ".join(str(exc).split()) or type(exc).__name__
                 logger.warning("Server start failed: %s", message)
@@ -337,6 +376,7 @@ class ServerController(QObject):
         self._unobserve()
         self._unlisten_output()
         self._unlisten_reads()
+        self._unlisten_live()
         finished = self._control.submit(self._finish)
         finished.add_done_callback(_log_failure)  # failures are logged there, not raised here
         self._control.shutdown(wait=False)
@@ -348,6 +388,7 @@ class ServerController(QObject):
     def _finish(self) -> None:
         # Control thread: every step runs even if an earlier one fails.
         try:
+            self._live.close()
             self._server.close()
         finally:
             try:
@@ -408,6 +449,12 @@ class ServerController(QObject):
             self.preview_finished.emit(event.outcome)
         elif isinstance(event, _Completions):
             self.completions_ready.emit(event.request_id, event.values)
+        elif isinstance(event, DataChanged):
+            self.data_changed.emit(event.resource, event.time, list(event.uris))
+        elif isinstance(event, InstancesFailed):
+            self.instances_failed.emit(event.resource, event.message)
+        elif isinstance(event, InstancesListed):
+            self.instances_listed.emit(event.resource, event.count)
 
 
 def _log_failure(future: concurrent.futures.Future[Any]) -> None:

@@ -36,6 +36,9 @@ class StudioController(Protocol):
     completions_ready: SignalInstance
     snippet_output: SignalInstance
     read_output: SignalInstance
+    instances_failed: SignalInstance
+    instances_listed: SignalInstance
+    data_changed: SignalInstance
 
     @property
     def is_running(self) -> bool: ...
@@ -74,6 +77,10 @@ class StudioController(Protocol):
     def send_resource_updated_for_session(self, session_id: str, uri: str) -> None: ...
 
     def sessions(self) -> list[SessionInfo]: ...
+
+    def watching(self) -> dict[str, str]: ...
+
+    def instance_failures(self) -> dict[str, str]: ...
 
     def preview(self, uri: str) -> None: ...
 
