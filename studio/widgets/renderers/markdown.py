@@ -6,6 +6,7 @@ from PySide6.QtWidgets import QWidget
 
 from resources_qt.content import ResourceContent
 from studio.widgets.renderers.base import (
+    TABLE_CELL_LIMIT,
     PageActions,
     Prepared,
     Renderer,
@@ -34,6 +35,10 @@ class MarkdownRenderer(Renderer):
         prepared = text_prepared(text, mime_of(content), content_size(content), kind=self.kind)
         if len(text) > MARKDOWN_LIMIT:
             prepared.notes.append(f"Too large to render (over {human_size(MARKDOWN_LIMIT)}); showing the source.")
+        elif text.count("|") > TABLE_CELL_LIMIT:  # a table cell takes a pipe or two; an upper bound is enough
+            prepared.notes.append(f"Too many table cells to render (over {TABLE_CELL_LIMIT:,}); showing the source.")
+        else:
+            prepared.payload = text
         return prepared
 
     def create_page(self, parent: QWidget, actions: PageActions) -> QWidget | None:
@@ -43,8 +48,8 @@ class MarkdownRenderer(Renderer):
 
     def show(self, page: QWidget, prepared: Prepared) -> bool:
         assert isinstance(page, SafeTextBrowser)
-        if len(prepared.text) > MARKDOWN_LIMIT:
+        if not isinstance(prepared.payload, str):
             return False
         page.clear_refused()
-        page.setMarkdown(prepared.text)
+        page.setMarkdown(prepared.payload)
         return True

@@ -12,7 +12,8 @@ from PySide6.QtWidgets import QLabel, QWidget
 from resources_qt.content import ResourceContent
 from studio.widgets.content_view import ContentView
 from studio.widgets.renderers import PageActions, Prepared, Renderer, RendererRegistry, make_registry
-from studio.widgets.renderers.html import HtmlPage
+from studio.widgets.renderers.base import TABLE_CELL_LIMIT
+from studio.widgets.renderers.html import CELL_LIMIT, HtmlPage
 from studio.widgets.renderers.pdf import PAGE_LIMIT, PAGE_MAX_HEIGHT, PAGE_WIDTH, render_pdf_pages
 
 
@@ -145,3 +146,20 @@ def test_a_new_kind_is_one_renderer_in_an_injected_registry(qtbot):
 def test_a_registry_refuses_two_renderers_of_one_kind():
     with pytest.raises(ValueError, match="every kind must be named once"):
         RendererRegistry([_UpperRenderer(), _UpperRenderer()])
+
+
+def test_html_too_costly_to_lay_out_shows_its_source_with_the_reason(qtbot):
+    table = "<table>" + "<tr><td>a</td><td>b</td></tr>" * (CELL_LIMIT // 2 + 1) + "</table>"
+    view = view_of(qtbot, ResourceContent.from_text("web://big", "text/html", table))
+    assert view.kind == "html" and view.stack.currentWidget() is view.text_view
+    assert not view.toggle_button.isVisibleTo(view)
+    assert f"over {CELL_LIMIT:,}" in view.note_label.text() and view.shown_text() == table
+
+
+def test_markdown_with_a_huge_table_shows_its_source_and_a_small_one_renders(qtbot):
+    row = "| cell | **bold** | x |\n"
+    big = "| a | b | c |\n|---|---|---|\n" + row * (TABLE_CELL_LIMIT // 4 + 1)
+    view = view_of(qtbot, ResourceContent.from_text("docs://t.md", "text/markdown", big))
+    assert view.stack.currentWidget() is view.text_view and "Too many table cells" in view.note_label.text()
+    small = view_of(qtbot, ResourceContent.from_text("docs://s.md", "text/markdown", "| a |\n|---|\n| b |\n"))
+    assert small.stack.currentWidget() is small.page("markdown") and "b" in small.shown_text()
