@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Slot
 from PySide6.QtGui import QBrush, QGuiApplication, QIcon, QPalette
 from PySide6.QtWidgets import QStyle
 
+from resources_qt.project import ResourceSpec
 from studio.document import ProjectDocument
 from studio.widgets import studio_icon
 from studio.widgets.icon_loader import icon_loader, to_icon
@@ -16,12 +18,16 @@ from studio.widgets.marks import mark_colors
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ERRORS_ROLE", "FILTER_ROLE", "NAME_ROLE", "CatalogueModel"]
+__all__ = ["ERRORS_ROLE", "FILTER_ROLE", "LAST_CHANGE_ROLE", "NAME_ROLE", "WATCH_ROLE", "CatalogueModel", "watch_text"]
 
 NAME_ROLE = Qt.ItemDataRole.UserRole + 1
 ERRORS_ROLE = Qt.ItemDataRole.UserRole + 2
 FILTER_ROLE = Qt.ItemDataRole.UserRole + 3
 """Text the filter box matches: name, title, address and MIME type."""
+WATCH_ROLE = Qt.ItemDataRole.UserRole + 4
+"""How the resource's data is watched: "files", "interval", "both" or "" (the "watching" mark)."""
+LAST_CHANGE_ROLE = Qt.ItemDataRole.UserRole + 5
+"""When watched data last changed (seconds since the epoch), or None."""
 
 NAME_COLUMN, MIME_COLUMN = 0, 1
 _ICON_SIZE = 16
@@ -35,6 +41,11 @@ class CatalogueModel(QAbstractTableModel):
     Rows hold only names; everything else is read from the document when a
     view asks, and errors are computed (and cached by the document) only for
     rows that are painted, so 10,000 entries cost little.
+
+    Live data: a watched resource carries a "watching" mark (`WATCH_ROLE`,
+    the tooltip); the window feeds `note_data_changed` (last change time,
+    `LAST_CHANGE_ROLE`) and `note_instances_failed` / `note_instances_listed`
+    (a failing `instances` snippet shows as an error of its template).
     """
 
     def __init__(self, document: ProjectDocument, *, templates: bool, parent: QObject | None = None) -> None:
@@ -52,6 +63,8 @@ class CatalogueModel(QAbstractTableModel):
             else studio_icon("resource", QStyle.StandardPixmap.SP_FileIcon)
         )
         self._error_icon = studio_icon("error", QStyle.StandardPixmap.SP_MessageBoxCritical)
+        self._last_change: dict[str, float] = {}
+        self._live_errors: dict[str, str] = {}
         document.project_reset.connect(self._on_project_reset)
         document.resource_added.connect(self._on_resource_added)
         document.resource_removed.connect(self._on_resource_removed)
@@ -100,23 +113,65 @@ class CatalogueModel(QAbstractTableModel):
         if role == FILTER_ROLE:
             return f"{name}\n{spec.title}\n{spec.key}\n{spec.mime_type}"
         if role == ERRORS_ROLE:
-            return self._document.errors(name)
+            return self._errors(name)
+        if role == WATCH_ROLE:
+            return _watch_kind(spec)
+        if role == LAST_CHANGE_ROLE:
+            return self._last_change.get(name)
         if role == Qt.ItemDataRole.ToolTipRole:
-            errors = self._document.errors(name)
+            errors = self._errors(name)
             if errors:
                 return "\n".join(errors)
-            return f"{spec.title or name}\n{spec.key}"
+            lines = [spec.title or name, spec.key]
+            watching = watch_text(spec)
+            if watching:
+                lines.append(watching)
+            if name in self._last_change:
+                lines.append("Last change: " + time.strftime("%H:%M:%S", time.localtime(self._last_change[name])))
+            return "\n".join(lines)
         if column == NAME_COLUMN and role == Qt.ItemDataRole.DecorationRole:
-            if self._document.errors(name):
+            if self._errors(name):
                 return self._error_icon
             return self._resource_icon(spec.icons[0].src if spec.icons else "", name) or self._kind_icon
         if role == Qt.ItemDataRole.ForegroundRole:
             # From the application palette (it follows the theme), never a fixed colour.
-            if column == NAME_COLUMN and self._document.errors(name):
+            if column == NAME_COLUMN and self._errors(name):
                 return QBrush(mark_colors(QGuiApplication.palette()).error)
             if column == MIME_COLUMN:
                 return QBrush(QGuiApplication.palette().color(QPalette.ColorRole.PlaceholderText))
         return None
+
+    def _errors(self, name: str) -> list[str]:
+        errors = list(self._document.errors(name))
+        live = self._live_errors.get(name)
+        if live:
+            errors.append(f"instances: {live}")
+        return errors
+
+    # -- live data (fed by the window from the controller's signals) ----------
+
+    @Slot(str, float, list)
+    def note_data_changed(self, name: str, when: float, uris: list[str] | None = None) -> None:
+        """The resource's watched data changed at `when`."""
+        self._last_change[name] = when
+        self._refresh_name(name)
+
+    @Slot(str, str)
+    def note_instances_failed(self, name: str, message: str) -> None:
+        """The template's `instances` snippet failed: shown as one of its errors until it answers again."""
+        if self._live_errors.get(name) != message:
+            self._live_errors[name] = message
+            self._refresh_name(name)
+
+    @Slot(str, int)
+    def note_instances_listed(self, name: str, count: int) -> None:
+        if self._live_errors.pop(name, None) is not None:
+            self._refresh_name(name)
+
+    def _refresh_name(self, name: str) -> None:
+        row = self.row_of(name)
+        if row >= 0:
+            self._refresh_row(row)
 
     def _resource_icon(self, src: str, name: str) -> QIcon | None:
         if not src:
@@ -209,3 +264,25 @@ class CatalogueModel(QAbstractTableModel):
             row = self.row_of(name)
             if row >= 0:
                 self._refresh_row(row)
+
+
+def _watch_kind(spec: ResourceSpec) -> str:
+    watch = spec.watch
+    if watch is None or watch.is_empty:
+        return ""
+    if watch.files and watch.interval is not None:
+        return "both"
+    return "files" if watch.files else "interval"
+
+
+def watch_text(spec: ResourceSpec) -> str:
+    """The "watching" mark in words: which files, how often ("" when not watched)."""
+    watch = spec.watch
+    if watch is None or watch.is_empty:
+        return ""
+    parts = []
+    if watch.files:
+        parts.append("files " + ", ".join(watch.files))
+    if watch.interval is not None:
+        parts.append(f"every {watch.interval:g} s")
+    return "Watching: " + "; ".join(parts)
