@@ -703,3 +703,19 @@ def test_add_as_test_in_a_project_never_saved_says_to_save_first(make_window, qt
     preview.findChild(QPushButton, "addTestButton").click()
     assert window.document.project.tests == []
     assert errors and "save the project first" in errors[0][1]
+
+
+def test_add_as_test_of_an_error_expects_its_code_and_needs_no_snapshot(make_window, qtbot):
+    window = make_window()
+    window.new_project()
+    name = window.document.add_resource(template=False)
+    window.catalogue.select(name)
+    preview = window.editor.preview
+    preview.set_uri("nowhere://at-all")
+    with qtbot.waitSignal(window.controller.preview_finished, timeout=WAIT_MS) as finished:
+        preview.read()
+    assert finished.args[0].error_code == -32002
+    preview.findChild(QPushButton, "addTestButton").click()
+    (test,) = window.document.project.tests
+    assert test.uri == "nowhere://at-all" and test.expect.error == -32002 and not test.expect.snapshot
+    assert window.tests_view.model.row_named("nowhere://at-all") is not None
