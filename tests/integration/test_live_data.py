@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -258,3 +259,25 @@ async def test_nothing_is_polled_without_subscribers(tmp_path: Path) -> None:
             cycles = served.live.poll_cycles("counter")
             await wait_for(lambda: served.live.poll_cycles("counter") >= cycles + 3)
             assert served.live.poll_reads("counter") <= settled + 1  # at most one poll already under way
+
+
+async def test_the_notes_example_lists_its_notes_and_hears_a_new_one(tmp_path: Path) -> None:
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    shutil.copytree(examples / "notes", tmp_path / "notes")
+    shutil.copy(examples / "notes.toml", tmp_path / "notes.toml")
+    with serve_live(tmp_path / "notes.toml") as served:
+        inbox = Inbox()
+        async with connect(served.url, "legacy", message_handler=inbox) as client:
+            await settle_legacy(client, served.server)
+            listed = {r.uri: r.title for r in await _all_resources(client)}
+            assert listed == {
+                "notes://groceries.md": "Groceries",
+                "notes://projects/resource-studio.md": "Resource studio",
+                "notes://welcome.md": "Welcome",
+                "notes://index": "Note index",
+            }
+            (tmp_path / "notes" / "ideas.md").write_text("# Ideas\n")
+            await wait_for(lambda: inbox.list_changed == 1)
+            listed = {r.uri for r in await _all_resources(client)}
+            read = await client.read_resource("notes://ideas.md", cache_mode="bypass")
+    assert "notes://ideas.md" in listed and read.contents[0].text == "# Ideas\n"

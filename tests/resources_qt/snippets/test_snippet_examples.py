@@ -14,7 +14,7 @@ from resources_qt.project import dumps_project, load_project
 from resources_qt.snippets import SnippetPool, bind_project
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
-NAMES = ["app_settings", "knowledge_base", "support_desk", "ticket_attachments"]
+NAMES = ["app_settings", "knowledge_base", "notes", "support_desk", "ticket_attachments"]
 
 
 def _valid_png(data: bytes) -> bool:
