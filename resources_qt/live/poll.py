@@ -6,6 +6,7 @@ import asyncio
 import hashlib
 import json
 import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 
 from resources_qt.content import ResourceContent
@@ -41,6 +42,8 @@ class DigestPoller:
         """Reads made so far (the bench and the tests count them)."""
         self.cycles = 0
         """Polling rounds so far, subscribers or not."""
+        self.rounds: list[float] = []
+        """Seconds the last rounds with reads took (the latest 32), for the bench and the studio."""
 
     async def poll(self, uris: Sequence[str]) -> list[str]:
         self.cycles += 1
@@ -49,7 +52,9 @@ class DigestPoller:
             del self._digests[gone]
         if not wanted:
             return []
+        started = time.perf_counter()
         results = await asyncio.gather(*(self._one(uri) for uri in sorted(wanted)))
+        self.rounds = [*self.rounds[-31:], time.perf_counter() - started]
         return [uri for uri, changed in zip(sorted(wanted), results, strict=True) if changed]
 
     async def _one(self, uri: str) -> bool:

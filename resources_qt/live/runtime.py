@@ -182,6 +182,11 @@ class LiveData:
         poller = self._pollers.get(name)
         return poller.cycles if poller is not None else 0
 
+    def poll_rounds(self, name: str) -> list[float]:
+        """Seconds each recent polling round with reads took for resource `name`."""
+        poller = self._pollers.get(name)
+        return list(poller.rounds) if poller is not None else []
+
     def poll_reads(self, name: str) -> int:
         """How many polling reads were made for resource `name` (for tests and the bench)."""
         poller = self._pollers.get(name)
