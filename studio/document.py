@@ -14,6 +14,7 @@ from PySide6.QtGui import QUndoCommand, QUndoStack
 from resources_qt.errors import ValidationError
 from resources_qt.project import Project, ResourceSpec, ServerSettings, load_project, save_project
 from resources_qt.templates import CompiledTemplate, compile_template
+from resources_qt.testing.spec import TestSpec
 from studio.snippet_checks import SnippetChecks, check_source
 
 logger = logging.getLogger(__name__)
@@ -168,6 +169,22 @@ class _SetPrelude(QUndoCommand):
         self._document._apply_prelude(self._before)
 
 
+class _SetTests(QUndoCommand):
+    """Replaces the project's `[[tests]]` (adding or removing one test is one step)."""
+
+    def __init__(self, document: ProjectDocument, text: str, before: list[TestSpec], after: list[TestSpec]) -> None:
+        super().__init__(text)
+        self._document = document
+        self._before = list(before)
+        self._after = list(after)
+
+    def redo(self) -> None:
+        self._document._apply_tests(self._after)
+
+    def undo(self) -> None:
+        self._document._apply_tests(self._before)
+
+
 class _SetSettings(QUndoCommand):
     """Changes `[server]`; typing into one setting within `MERGE_WINDOW_S` is one step."""
 
@@ -213,6 +230,7 @@ class ProjectDocument(QObject):
         resource_changed(str old_name, str new_name): a spec was edited (possibly renamed).
         prelude_changed()
         settings_changed()
+        tests_changed(): the project's `[[tests]]` changed (added, removed, undone).
         dirty_changed(bool dirty)
         path_changed(str path): "" when the project has no file yet.
         errors_changed(list names): after an add, remove or edit, the resources whose `errors()`
@@ -225,6 +243,7 @@ class ProjectDocument(QObject):
     resource_changed = Signal(str, str)
     prelude_changed = Signal()
     settings_changed = Signal()
+    tests_changed = Signal()
     dirty_changed = Signal(bool)
     path_changed = Signal(str)
     errors_changed = Signal(list)
@@ -245,6 +264,7 @@ class ProjectDocument(QObject):
         # "order", "spec:<name>"): each edit re-compares only what it touched.
         self._saved_server = ServerSettings()
         self._saved_prelude = ""
+        self._saved_tests: list[TestSpec] = []
         self._saved_names: list[str] = []
         self._saved_specs: dict[str, ResourceSpec] = {}
         self._differs: set[str] = set()
@@ -441,6 +461,20 @@ class ProjectDocument(QObject):
         if source != self._project.prelude:
             self.undo_stack.push(_SetPrelude(self, self._project.prelude, source))
 
+    def add_test(self, spec: TestSpec) -> None:
+        """Append a resource test (one undo step); a test of that name is refused with `ValidationError`."""
+        if any(test.name == spec.name for test in self._project.tests):
+            raise ValidationError(f"A test named {spec.name!r} already exists", field="tests")
+        tests = self._project.tests
+        self.undo_stack.push(_SetTests(self, f"Add test {spec.name}", tests, [*tests, spec]))
+
+    def remove_test(self, name: str) -> None:
+        """Remove the named resource test (one undo step); an unknown name does nothing."""
+        tests = self._project.tests
+        kept = [test for test in tests if test.name != name]
+        if len(kept) != len(tests):
+            self.undo_stack.push(_SetTests(self, f"Remove test {name}", tests, kept))
+
     def set_server_settings(self, settings: ServerSettings) -> None:
         if settings != self._project.server:
             self.undo_stack.push(_SetSettings(self, replace(self._project.server), replace(settings)))
@@ -502,6 +536,12 @@ class ProjectDocument(QObject):
         self.prelude_changed.emit()
         self._emit_dirty()
 
+    def _apply_tests(self, tests: list[TestSpec]) -> None:
+        self._project.tests = list(tests)
+        self._mark("tests", self._project.tests != self._saved_tests)
+        self.tests_changed.emit()
+        self._emit_dirty()
+
     def _apply_settings(self, settings: ServerSettings) -> None:
         self._project.server = replace(settings)
         self._mark("server", self._project.server != self._saved_server)
@@ -513,6 +553,7 @@ class ProjectDocument(QObject):
     def _remember_saved(self) -> None:
         self._saved_server = replace(self._project.server)
         self._saved_prelude = self._project.prelude
+        self._saved_tests = list(self._project.tests)
         self._saved_names = self.names()
         self._saved_specs = {spec.name: copy_spec(spec) for spec in self._project.resources}
         self._differs.clear()

@@ -261,6 +261,7 @@ class MainWindow(QMainWindow):
         editor.preview.preview_requested.connect(ctl.preview)
         editor.preview.completion_requested.connect(self._on_completion_requested)
         editor.preview.add_test_requested.connect(self._on_add_test_requested)
+        self.document.tests_changed.connect(self._on_tests_changed)
         self.tests_view.run_finished.connect(self._on_tests_run_finished)
         ctl.preview_finished.connect(editor.preview.show_outcome)
         ctl.completions_ready.connect(self._on_completions_ready)
@@ -605,24 +606,15 @@ class MainWindow(QMainWindow):
     @Slot(object)
     def _on_add_test_requested(self, outcome: PreviewOutcome) -> None:
         try:
-            spec = add_test_from_outcome(self.document, outcome, changed=self._on_tests_changed)
+            spec = add_test_from_outcome(self.document, outcome)
         except (ValidationError, OSError) as exc:
             self.prompts.report_error("Add as test", str(exc))
             return
         self.statusBar().showMessage(f"Added test {spec.name!r}; it runs on the Tests page (Ctrl+5)", 8000)
 
+    @Slot()
     def _on_tests_changed(self) -> None:
         self.tests_view.refresh()
-        # The document does not count tests as unsaved changes, so a test is written at once, like its
-        # snapshot, when nothing else is unsaved (otherwise it goes with the save the user is asked for).
-        # Later: once the push that called us has returned.
-        QTimer.singleShot(0, self._save_tests_if_clean)
-
-    @Slot()
-    def _save_tests_if_clean(self) -> None:
-        self.editor.flush()
-        if self.document.path is not None and not self.document.is_dirty:
-            self.files.save()
 
     @Slot(int, int)
     def _on_tests_run_finished(self, passed: int, failed: int) -> None:

@@ -677,8 +677,9 @@ def test_add_as_test_records_the_read_with_its_snapshot_and_the_tests_page_runs_
     assert any(snapshots.iterdir()), "the content is recorded as the test's snapshot"
     tests = window.tests_view
     assert tests.model.row_named("tickets://7") is not None
-    # Nothing else was unsaved, so the test is written to the file at once, like its snapshot.
-    qtbot.waitUntil(lambda: [t.uri for t in load_project(project_file).tests] == ["tickets://7"], timeout=WAIT_MS)
+    assert window.document.is_dirty  # an added test is an unsaved change like any other
+    assert window.save()
+    assert [t.uri for t in load_project(project_file).tests] == ["tickets://7"]
     assert not window.document.is_dirty
     window.commands.page_actions["tests"].trigger()
     assert window.current_page == "tests"
@@ -688,7 +689,9 @@ def test_add_as_test_records_the_read_with_its_snapshot_and_the_tests_page_runs_
     assert failed == 0 and passed >= 1
     window.document.undo_stack.undo()  # the addition is one undo step
     assert window.document.project.tests == [] and tests.model.row_named("tickets://7") is None
-    qtbot.waitUntil(lambda: load_project(project_file).tests == [], timeout=WAIT_MS)
+    assert window.document.is_dirty
+    window.document.undo_stack.redo()
+    assert not window.document.is_dirty  # back to what was saved
 
 
 def test_add_as_test_in_a_project_never_saved_says_to_save_first(make_window, qtbot):

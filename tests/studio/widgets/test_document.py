@@ -291,3 +291,24 @@ def test_a_long_snippet_is_checked_outside_the_gui_thread_and_its_error_arrives_
     assert blocker.args == [["long"]]
     (message,) = document.snippet_errors("long")
     assert message.startswith(f"Reader snippet, line {BACKGROUND_CHECK_LINES + 52}")
+
+
+def test_tests_are_undoable_edits_that_mark_the_project_modified(qtbot):
+    from resources_qt.errors import ValidationError
+    from resources_qt.project import Project
+    from resources_qt.testing.spec import parse_tests
+
+    document = ProjectDocument(Project())
+    (spec,) = parse_tests([{"name": "home", "uri": "a://home", "expect": {"contains": "hi"}}])
+    with qtbot.waitSignal(document.tests_changed):
+        document.add_test(spec)
+    assert document.project.tests == [spec] and document.is_dirty
+    with pytest.raises(ValidationError, match="home"):
+        document.add_test(spec)
+    document.undo_stack.undo()
+    assert document.project.tests == [] and not document.is_dirty
+    document.undo_stack.redo()
+    document.remove_test("home")
+    assert document.project.tests == [] and not document.is_dirty
+    document.undo_stack.undo()
+    assert document.project.tests == [spec]
