@@ -17,7 +17,8 @@ from resources_qt.live import InstancesFailed
 
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")]
 
-MARKER = "notes://zz-marker.md"
+MARKER = "marker://flush"
+"""A URI no resource serves: what the tests send to know everything before it has arrived."""
 
 
 @pytest.fixture
