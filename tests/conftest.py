@@ -1,6 +1,7 @@
-"""Shared test setup: headless Qt, and garbage collection kept on the GUI thread."""
+"""Shared test setup: headless Qt, garbage collection kept on the GUI thread, and no unexpected error logs."""
 
 import gc
+import logging
 import os
 import sys
 from collections.abc import Iterator
@@ -30,3 +31,20 @@ def _collect_garbage_on_the_gui_thread() -> Iterator[None]:
         collector.install()
         _collector.append(collector)
     gc.collect()
+
+
+@pytest.fixture(autouse=True)
+def _no_unexpected_error_logs(request: pytest.FixtureRequest, caplog: pytest.LogCaptureFixture) -> Iterator[None]:
+    """Fail a test that logged an ERROR it did not expect (mark it `allow_error_logs` when the error is the point)."""
+    yield
+    if request.node.get_closest_marker("allow_error_logs"):
+        return
+    errors = [
+        record
+        for phase in ("setup", "call")
+        for record in caplog.get_records(phase)  # type: ignore[arg-type]
+        if record.levelno >= logging.ERROR
+    ]
+    if errors:
+        lines = "\n".join(f"  {r.name}: {r.getMessage()}" for r in errors[:10])
+        pytest.fail(f"unexpected error log(s):\n{lines}", pytrace=False)

@@ -1,4 +1,4 @@
-"""A private event loop (uvloop where installed, else asyncio's selector loop) in a thread, never the GUI's."""
+"""A private event loop (asyncio's selector loop, or uvloop on request) in a thread, never the GUI's."""
 
 from __future__ import annotations
 
@@ -19,8 +19,14 @@ T = TypeVar("T")
 
 
 def loop_kind() -> str:
-    """"uvloop" or "asyncio": the loop `new_loop` makes here (uvloop is faster; it has no Windows build)."""
-    if os.environ.get("RESOURCE_STUDIO_LOOP", "").lower() == "asyncio":
+    """"uvloop" or "asyncio": the loop `new_loop` makes here.
+
+    uvloop is opt-in (`RESOURCE_STUDIO_LOOP=uvloop`): it measured within noise
+    of asyncio's loop for reads (bench/analysis.md), and a fatal error escaping
+    into a uvloop loop left the server thread running, so the port was never
+    freed (tests/stress/test_stress_server_faults.py).
+    """
+    if os.environ.get("RESOURCE_STUDIO_LOOP", "").lower() != "uvloop":
         return "asyncio"
     try:
         import uvloop  # noqa: F401
@@ -42,9 +48,9 @@ class LoopThread:
     """Runs one main coroutine on its own loop; other threads submit work with `submit`.
 
     The loop is created explicitly (never from the global policy, which
-    qasync replaces with one handing out Qt loops): uvloop's where it is
-    installed and `RESOURCE_STUDIO_LOOP` does not say `asyncio`, else a
-    SelectorEventLoop. `loop_kind()` says which.
+    qasync replaces with one handing out Qt loops): a SelectorEventLoop, or
+    uvloop's when `RESOURCE_STUDIO_LOOP=uvloop` and it is installed.
+    `loop_kind()` says which.
     """
 
     def __init__(self, name: str) -> None:

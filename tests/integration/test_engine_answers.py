@@ -60,8 +60,8 @@ def test_concurrent_requests_of_one_session_are_each_answered(live_server: Resou
     assert texts == [f"ticket {i} at tickets://{i}/attachment" for i in range(1, 33)]
 
 
-@pytest.mark.parametrize("setting", ["asyncio", ""])
-def test_the_server_loop_is_uvloop_where_installed_unless_told_otherwise(
+@pytest.mark.parametrize("setting", ["asyncio", "", "uvloop"])
+def test_the_server_loop_is_asyncio_unless_uvloop_is_asked_for_and_installed(
     monkeypatch: pytest.MonkeyPatch, setting: str
 ) -> None:
     monkeypatch.setenv("RESOURCE_STUDIO_LOOP", setting)
@@ -69,7 +69,7 @@ def test_the_server_loop_is_uvloop_where_installed_unless_told_otherwise(
         import uvloop
     except ImportError:
         uvloop = None  # type: ignore[assignment]
-    expected = "uvloop" if uvloop is not None and setting != "asyncio" else "asyncio"
+    expected = "uvloop" if uvloop is not None and setting == "uvloop" else "asyncio"
     assert loop_kind() == expected
     loop = new_loop()
     try:

@@ -128,6 +128,7 @@ def test_failed_registration_fires_nothing_and_listeners_can_unsubscribe() -> No
     assert events == []
 
 
+@pytest.mark.allow_error_logs  # the logged error is what the test provokes
 def test_a_failing_listener_neither_blocks_the_change_nor_other_listeners(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -299,7 +300,7 @@ def test_concurrent_registration_and_resolution() -> None:
             for i in range(offset, offset + 200):
                 resources.register_template_resource(f"t{i}", f"kb://s{i}/{{slug}}", "", "", settings_reader)
                 resources.register_direct_resource(f"d{i}", f"kb://d{i}", "", "", settings_reader)
-        except Exception as exc:  # noqa: BLE001 - a thread has no other way to report
+        except Exception as exc:
             errors.append(exc)
 
     def resolve() -> None:
@@ -307,7 +308,7 @@ def test_concurrent_registration_and_resolution() -> None:
             for i in range(2000):
                 match = resources.resolve(f"kb://s{i % 800}/x")
                 assert match is None or match.resource.name == f"t{i % 800}"
-        except Exception as exc:  # noqa: BLE001 - a thread has no other way to report
+        except Exception as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=register, args=(k * 200,)) for k in range(4)]

@@ -70,6 +70,7 @@ def test_port_is_freed_after_stop() -> None:
         server.close()
 
 
+@pytest.mark.allow_error_logs  # the logged error is what the test provokes
 def test_crash_of_the_server_thread_is_reported_and_frees_the_port() -> None:
     port = free_port()
     server = _server()
@@ -103,6 +104,7 @@ def test_crash_of_the_server_thread_is_reported_and_frees_the_port() -> None:
         server.close()
 
 
+@pytest.mark.allow_error_logs  # the logged error is what the test provokes
 def test_crash_reaches_the_facade_and_the_window(qtbot: Any, tmp_path: Path) -> None:
     from resources_qt.qt import ServerController
     from studio.main_window import MainWindow, UnsavedChoice
