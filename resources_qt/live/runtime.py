@@ -14,7 +14,6 @@ from typing import Literal
 from resources_qt.collection import Resources
 from resources_qt.live.events import DataChanged, InstancesFailed, InstancesListed, LiveEvent, LiveListener
 from resources_qt.live.instances import InstanceLister, InstancesError
-from resources_qt.live.listing import LiveListing
 from resources_qt.live.poll import DigestPoller
 from resources_qt.live.watch_files import FileWatch
 from resources_qt.project import Project, ResourceSpec
@@ -35,7 +34,7 @@ class LiveData:
 
     - On every resources/list (the engine's `on_list_resources`), each
       template's `instances` snippet runs in the pool and its instances are
-      listed as direct resources (`LiveListing`); a failing snippet lists
+      listed as direct resources (`ListingCache.set_instances`); a failing snippet lists
       none for that template, is logged and reported (`InstancesFailed`),
       and the rest of the listing is intact. Listing never sends
       `list_changed`.
@@ -75,11 +74,7 @@ class LiveData:
         self._project = project
         self._specs: dict[str, ResourceSpec] = {}
         self._lister = InstanceLister(pool)
-        listing = server.listing
-        if not isinstance(listing, LiveListing):
-            listing = LiveListing(server.resources)
-            server.listing = listing
-        self.listing = listing
+        self.listing = server.listing
         self._previous_callback = server.on_list_resources
         server.on_list_resources = self._on_list
         self.set_project(project)

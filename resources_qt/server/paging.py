@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 import threading
+from collections.abc import Mapping, Sequence
 from typing import Literal, cast
 
 import mcp_types as types
@@ -85,23 +86,65 @@ class ListingCache:
     Splitting 100,000 resources is one cheap pass per change; only the page
     being answered is converted to SDK models, so a listing costs the same
     whatever the catalogue's size.
+
+    Template instances (issue 13: what a template's `instances` snippet
+    lists) follow the collection's direct resources, in template order. They
+    never enter the collection, so listing them sends no `list_changed` (a
+    client re-listing on `list_changed` would loop). A collection resource
+    with the same URI or name wins over an instance. Cursors resume after the
+    last name sent, so paging stays correct while instances come and go.
     """
 
     def __init__(self, resources: Resources) -> None:
         self._resources = resources
         self._lock = threading.Lock()
-        self._version = -1
+        self._version: tuple[int, int] = (-1, -1)
         self._direct = _Listing("d", [])
         self._templates = _Listing("t", [])
+        self._instances: dict[str, tuple[Resource, ...]] = {}
+        self._generation = 0
+
+    def set_instances(self, template: str, instances: Sequence[Resource]) -> None:
+        """Replace the instances listed for the template named `template`."""
+        with self._lock:
+            old = self._instances.get(template, ())
+            if [_signature(r) for r in instances] == [_signature(r) for r in old]:
+                return
+            if instances:
+                self._instances[template] = tuple(instances)
+            else:
+                self._instances.pop(template, None)
+            self._generation += 1
+
+    def retain(self, templates: set[str]) -> None:
+        """Drop the instances of templates not in `templates` (they left the project, or lost `instances`)."""
+        with self._lock:
+            gone = set(self._instances) - templates
+            for name in gone:
+                del self._instances[name]
+            if gone:
+                self._generation += 1
+
+    def instances(self) -> Mapping[str, tuple[Resource, ...]]:
+        with self._lock:
+            return dict(self._instances)
 
     def _refresh(self) -> None:
-        version = self._resources.version
+        version = (self._resources.version, self._generation)
         if version == self._version:
             return
         direct: list[Resource] = []
         templates: list[Resource] = []
         for resource in self._resources:
             (templates if resource.is_template else direct).append(resource)
+        if self._instances:
+            taken = {r.uri for r in direct} | {r.name for r in direct}
+            for template in templates:
+                for instance in self._instances.get(template.name, ()):
+                    if instance.uri in taken or instance.name in taken:
+                        continue
+                    taken.update((instance.uri, instance.name))
+                    direct.append(instance)
         self._direct, self._templates = _Listing("d", direct), _Listing("t", templates)
         self._version = version
 
@@ -118,3 +161,8 @@ class ListingCache:
             self._refresh()
             items, next_cursor = self._templates.page(cursor, page_size)
         return [cast(types.ResourceTemplate, r.to_mcp()) for r in items], next_cursor
+
+
+def _signature(resource: Resource) -> tuple[object, ...]:
+    return (resource.name, resource.uri, resource.title, resource.description, resource.mime_type, resource.size,
+            resource.annotations)
