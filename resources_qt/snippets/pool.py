@@ -252,7 +252,7 @@ class SnippetPool:
         context: Mapping[str, str],
         timeout: float | None = None,
     ) -> list[str]:
-        """Run the completion snippet `complete(variable, value, context)`; at most 100 values.
+        """Run the completion snippet `complete(variable, value, context)`; at most `MAX_COMPLETIONS` values.
 
         Raises:
             ReaderFailedError: as for `read`.

@@ -78,8 +78,9 @@ from resources_qt.snippets.runtime import (
 
 __all__ = ["MAX_COMPLETIONS", "worker_main"]
 
-MAX_COMPLETIONS = 100
-"""MCP caps a completion answer at 100 values."""
+MAX_COMPLETIONS = 10_000
+"""Values a completion snippet may send back. MCP shows a client at most 100; the server sends the first
+100 with the real `total` and `hasMore`, so more than 100 must come back for the count to be true."""
 
 _PR_SET_PDEATHSIG = 1
 _M_ARENA_MAX = -8

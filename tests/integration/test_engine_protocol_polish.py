@@ -1,0 +1,44 @@
+"""Protocol details a careful client checks: completion counts from a `complete` snippet, bounded error data."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import mcp_types as types
+import pytest
+from engine_support import MODES, connect
+
+from resources_qt.project import Project, ResourceSpec, ServerSettings
+from resources_qt.server import ResourceServer
+from resources_qt.server.factory import build_server, create_pool
+from resources_qt.snippets import bind_project
+
+pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")]
+
+MANY = "def complete(name, value, context):\n    return [f'{value}{i}' for i in range(150)]\n"
+
+
+@pytest.fixture
+def served() -> Iterator[ResourceServer]:
+    spec = ResourceSpec(name="items", uri_template="items://{id}", reader="def read(uri, params):\n    return 'x'\n",
+                        complete=MANY)
+    project = Project(server=ServerSettings(name="polish", workers=1), resources=[spec])
+    pool = create_pool(project)
+    pool.start()
+    server = build_server(project, bind_project(project, pool))
+    server.start_http(port=0)
+    assert pool.wait_ready(60)
+    yield server
+    server.close()
+    pool.close()
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_complete_snippet_reports_the_real_total_and_has_more(served: ResourceServer, mode: str) -> None:
+    async with connect(served.url, mode) as client:
+        ref = types.ResourceTemplateReference(uri="items://{id}")
+        answer = await client.complete(ref, {"name": "id", "value": "v"})
+    assert len(answer.completion.values) == 100
+    assert answer.completion.values[:2] == ["v0", "v1"]
+    assert answer.completion.total == 150
+    assert answer.completion.has_more is True
