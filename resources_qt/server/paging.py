@@ -41,8 +41,18 @@ def decode_cursor(cursor: str) -> Cursor:
         if prefix != _PREFIX or listing not in ("d", "t") or position < 0 or not name:
             raise ValueError(raw)
     except (ValueError, UnicodeError, binascii.Error) as exc:
-        raise MCPError(INVALID_PARAMS, f"Invalid cursor: {cursor!r}", {"cursor": cursor}) from exc
+        raise invalid_cursor(cursor) from exc
     return cast(Listing, listing), position, name
+
+
+ECHO_LIMIT = 64
+"""Characters of a bad cursor that an error echoes: a client's 1 MB cursor must not come back as 2 MB."""
+
+
+def invalid_cursor(cursor: str) -> MCPError:
+    """-32602 naming the cursor once, shortened: the message says it, `data` gives its length."""
+    shown = cursor if len(cursor) <= ECHO_LIMIT else cursor[:ECHO_LIMIT] + "…"
+    return MCPError(INVALID_PARAMS, f"Invalid cursor: {shown!r}", {"cursorLength": len(cursor)})
 
 
 class _Listing:
@@ -60,7 +70,7 @@ class _Listing:
             return 0
         kind, position, name = decode_cursor(cursor)
         if kind != self.kind:
-            raise MCPError(INVALID_PARAMS, f"Invalid cursor: {cursor!r}", {"cursor": cursor})
+            raise invalid_cursor(cursor)
         if position < len(self.items) and self.items[position].name == name:
             return position + 1  # unchanged since the previous page: no index needed
         if self._index is None:

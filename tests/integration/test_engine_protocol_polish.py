@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import mcp_types as types
 import pytest
 from engine_support import MODES, connect
+from mcp.shared.exceptions import MCPError
 
 from resources_qt.project import Project, ResourceSpec, ServerSettings
 from resources_qt.server import ResourceServer
@@ -42,3 +43,14 @@ async def test_a_complete_snippet_reports_the_real_total_and_has_more(served: Re
     assert answer.completion.values[:2] == ["v0", "v1"]
     assert answer.completion.total == 150
     assert answer.completion.has_more is True
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_an_invalid_cursor_is_echoed_once_and_shortened(served: ResourceServer, mode: str) -> None:
+    cursor = "A" * 1_000_000
+    async with connect(served.url, mode) as client:
+        with pytest.raises(MCPError) as info:
+            await client.list_resources(cursor=cursor)
+    assert info.value.code == -32602
+    assert len(info.value.message) < 200
+    assert info.value.data == {"cursorLength": 1_000_000}
