@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import logging
 import threading
+import urllib.parse
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
 from resources_qt.errors import ValidationError
-from resources_qt.resource import Reader, Resource
+from resources_qt.resource import URI_SAFE, Reader, Resource
 from resources_qt.templates import TemplateIndex
 
 __all__ = ["ChangeKind", "ChangeListener", "Match", "Resources"]
@@ -30,6 +31,12 @@ class Match:
     @property
     def is_template(self) -> bool:
         return self.resource.is_template
+
+
+
+def ascii_uri(uri: str) -> str:
+    """`uri` with non-ASCII characters percent-encoded as UTF-8 (RFC 3987's mapping of an IRI to a URI)."""
+    return uri if uri.isascii() else urllib.parse.quote(uri, safe=URI_SAFE)
 
 
 class Resources:
@@ -282,6 +289,9 @@ class Resources:
             ValidationError: `uri` is empty (-32602).
         """
         _check_uri(uri, "resolve")
+        # Addresses are declared ASCII (non-ASCII is refused with its percent-encoded form), so a
+        # client that sends the Unicode form reaches the same resource.
+        uri = ascii_uri(uri)
         with self._lock:
             self._fresh()
             direct = self._by_uri.get(uri)

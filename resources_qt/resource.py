@@ -6,6 +6,7 @@ import asyncio
 import copy
 import inspect
 import re
+import urllib.parse
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast
@@ -141,6 +142,8 @@ def _reader_arity(reader: Reader) -> int:
 
 
 _UNSAFE_URI_CHAR = re.compile(r"[\s\x00-\x1f\x7f]")
+URI_SAFE = ":/?#[]@!$&'()*+,;=%{}~-._"
+"""What percent-encoding of a non-ASCII address leaves alone: RFC 3986's reserved characters, `%` and braces."""
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
 _IDENTITY = frozenset({"name", "uri", "uri_template"})
@@ -264,6 +267,16 @@ class Resource:
                 raise ValidationError(
                     f"{label}: {kind} {value!r} contains {bad.group()!r} at character {bad.start() + 1}; "
                     "spaces and control characters must be percent-encoded (a space is %20)"
+                )
+        for kind, attr in (("URI", "uri"), ("URI template", "uri_template")):
+            value = getattr(self, attr)
+            if not value.isascii():
+                # One rule: MCP lists a uri with JSON Schema's "uri" format, which is ASCII only, so a
+                # non-ASCII address is refused with the percent-encoded form that means the same.
+                encoded = urllib.parse.quote(value, safe=URI_SAFE)
+                raise ValidationError(
+                    f"{label}: {kind} {value!r} has non-ASCII characters; write it percent-encoded: {encoded}",
+                    field=attr,
                 )
         if self.uri and not _SCHEME.match(self.uri):
             # MCP lists a resource's uri as an absolute URI, so a client needs the scheme.

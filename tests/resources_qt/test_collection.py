@@ -319,3 +319,18 @@ def test_concurrent_registration_and_resolution() -> None:
         thread.join()
     assert errors == []
     assert len(resources) == 1600 and len(resources.templates()) == 800
+
+
+def test_a_non_ascii_address_is_refused_with_its_percent_encoded_form_and_both_forms_resolve():
+    from resources_qt.errors import ValidationError
+
+    resources = Resources()
+    with pytest.raises(ValidationError) as info:
+        resources.register_direct_resource("u", "test://ünïcode", "U", "text/plain", lambda uri: "u")
+    assert "test://%C3%BCn%C3%AFcode" in info.value.message and info.value.field == "uri"
+    resources.register_direct_resource("u", "test://%C3%BCn%C3%AFcode", "U", "text/plain", lambda uri: "u")
+    resources.register_template_resource("w", "wiki://{page}", "W", "text/plain", lambda uri, params: "w")
+    assert resources.resolve("test://ünïcode").resource.name == "u"  # type: ignore[union-attr]
+    assert resources.resolve("test://%C3%BCn%C3%AFcode").resource.name == "u"  # type: ignore[union-attr]
+    match = resources.resolve("wiki://Zürich")
+    assert match is not None and match.params == {"page": "Zürich"}
