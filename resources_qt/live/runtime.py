@@ -246,7 +246,10 @@ class LiveData:
         return frozenset(r.uri for r in instances)
 
     async def _relist(self, *, announce: bool, only: Sequence[str] | None = None) -> set[str]:
-        """Re-run the listings; returns the templates whose set of instances changed since last announced."""
+        """Re-run the listings; returns the templates whose set of instances changed and were announced.
+
+        With notifications switched off nothing is announced (and nothing returned).
+        """
         if only is None:
             current = await self._list_all()
         else:
@@ -255,8 +258,9 @@ class LiveData:
         changed = {name for name, uris in current.items() if self._announced.get(name) != uris}
         had = {name for name in changed if name in self._announced}
         self._announced.update(current)
-        if announce and had:
-            await self._server.send_resources_changed()
+        if not (announce and had and self._server.enable_resource_notifications):
+            return set()
+        await self._server.send_resources_changed()
         return had
 
     # -- changes --------------------------------------------------------------------

@@ -282,3 +282,21 @@ async def test_the_notes_example_lists_its_notes_and_hears_a_new_one(tmp_path: P
             listed = {r.uri for r in await _all_resources(client)}
             read = await client.read_resource("notes://ideas.md", cache_mode="bypass")
     assert "notes://ideas.md" in listed and read.contents[0].text == "# Ideas\n"
+
+
+async def test_switched_off_capabilities_send_nothing_and_poll_nothing(tmp_path: Path) -> None:
+    (tmp_path / "value.txt").write_text("1")
+    path = write_notes_project(tmp_path, extra=POLLED)
+    path.write_text(path.read_text().replace("notifications = true\nsubscriptions = true\n", ""))
+    with serve_live(path) as served:
+        assert not served.server.enable_resource_subscriptions
+        async with connect(served.url, "2026-07-28") as client:
+            listed = await _all_resources(client)  # instances are listed whatever the switches say
+            (served.root / "notes" / "c.md").write_text("# C\n")
+            await wait_for(lambda: served.changes("note"))
+            cycles = served.live.poll_cycles("counter")
+            await wait_for(lambda: served.live.poll_cycles("counter") >= cycles + 3)
+    assert {r.uri for r in listed} >= {"notes://a.md", "notes://b.md"}
+    # Nobody may subscribe, so nobody is told; the new note is not announced either.
+    assert served.changes("note")[0].uris == () and not served.changes("note")[0].list_changed
+    assert served.live.poll_reads("counter") == 0 and _reads(tmp_path) == 0
