@@ -104,8 +104,16 @@ name = "malformed"
 uri_template = "bad://{id}"
 instances = "def instances():\\n    return [{'nope': 1}]\\n"
 reader = "def read(uri, params):\\n    return 'x'\\n"
+
+[[resources]]
+name = "slow"
+uri_template = "slow://{id}"
+instances = "import time\\ndef instances():\\n    time.sleep(30)\\n"
+reader = "def read(uri, params):\\n    return 'x'\\n"
 '''
-    with serve_live(write_notes_project(tmp_path, extra=extra)) as served:
+    path = write_notes_project(tmp_path, extra=extra)
+    path.write_text(path.read_text().replace("reader_timeout = 5.0", "reader_timeout = 1.0"))
+    with serve_live(path) as served:
         async with connect(served.url, "2026-07-28") as client:
             listed = await _all_resources(client)
         failures = [e for e in served.events if isinstance(e, InstancesFailed)]
@@ -113,6 +121,7 @@ reader = "def read(uri, params):\\n    return 'x'\\n"
     messages = {e.resource: e.message for e in failures}
     assert "the database is down" in messages["broken"]
     assert "unknown key(s) nope" in messages["malformed"]
+    assert "instances() timed out after 1 s" in messages["slow"]
 
 
 async def test_editing_a_watched_file_updates_each_subscriber_once_and_nobody_else(served: Served) -> None:
