@@ -43,6 +43,7 @@ from resources_qt.server.reload import (
     served_specs,
 )
 from resources_qt.snippets import SnippetOutput, SnippetPool, bind_project, create_pool, snippet_resource
+from resources_qt.snippets.binding import project_folder
 
 __all__ = ["ServerController"]
 
@@ -240,6 +241,10 @@ class ServerController(QObject):
         self._pool.configure(
             timeout=settings.reader_timeout, memory_limit_mb=settings.memory_limit_mb, workers=settings.workers
         )
+        folder = project_folder(project)
+        if folder is not None:
+            # Saved under a new name: snippets run in (and PROJECT_DIR names) the new folder.
+            self._pool.configure(project_dir=folder)
 
     def _update_live(self) -> None:
         # On the control thread: restarting a watcher waits for its thread, which the GUI must not.

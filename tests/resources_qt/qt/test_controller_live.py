@@ -13,6 +13,7 @@ from test_controller import WAIT, ClientThread
 
 from resources_qt.project import load_project
 from resources_qt.qt import ServerController
+from resources_qt.snippets import create_pool
 
 pytestmark = pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
 
@@ -57,5 +58,20 @@ def test_the_window_lists_instances_and_announces_watched_changes(qtbot: Any, tm
         client.close()
         updated = [n.params.uri for n in client.notifications if isinstance(n, types.ResourceUpdatedNotification)]
         assert updated == ["notes://a.md"]
+    finally:
+        controller.shutdown()
+
+
+def test_saving_the_project_elsewhere_moves_the_snippets_folder(qtbot: Any, tmp_path: Path) -> None:
+    project = load_project(write_notes_project(tmp_path / "first"))
+    pool = create_pool(project)
+    controller = ServerController(project=project, pool=pool)
+    try:
+        assert pool.project_dir == str((tmp_path / "first").resolve())
+        moved = project.copy()
+        (tmp_path / "second").mkdir()
+        moved.path = tmp_path / "second" / "notes.toml"
+        controller.apply_project(moved)
+        assert pool.project_dir == str((tmp_path / "second").resolve())
     finally:
         controller.shutdown()
