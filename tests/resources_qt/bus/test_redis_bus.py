@@ -101,6 +101,7 @@ async def test_foreign_and_malformed_messages_are_logged_and_ignored(
     assert any("(format: is None" in w for w in warnings) and any("(message: is not JSON)" in w for w in warnings)
 
 
+@pytest.mark.allow_error_logs  # the failing listener is logged with its traceback, which is the point
 async def test_a_failing_listener_does_not_end_the_subscription(pair: tuple[RedisBus, RedisBus]) -> None:
     a, b = pair
 
