@@ -19,6 +19,7 @@ from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, Transpo
 from pydantic import AnyHttpUrl
 
 from resources_qt.server.admission import EvictingAdmission
+from resources_qt.server.event_store import BoundedEventStore
 
 __all__ = [
     "DEFAULT_MAX_REQUEST_BODY_SIZE",
@@ -133,6 +134,9 @@ def build_app(
         session_idle_timeout=session_idle_timeout,
         max_sessions=max_sessions,
         json_response=json_response,
+        # Resumable streams: a client that lost its GET stream reconnects with Last-Event-ID and gets
+        # what it missed (bounded), instead of the HTTP 500 the SDK answers without a store.
+        event_store=BoundedEventStore(),
     )
     return EvictingAdmission(app, server.session_manager)
 

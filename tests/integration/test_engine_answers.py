@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
+import contextlib
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator
 
 import httpx
+import mcp_types as types
 import pytest
 
 from resources_qt.server import ResourceServer
+from resources_qt.server.event_store import BoundedEventStore
 from resources_qt.server.loopthread import loop_kind, new_loop
 
 HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json",
@@ -76,3 +84,89 @@ def test_the_server_loop_is_asyncio_unless_uvloop_is_asked_for_and_installed(
         assert ("uvloop" in type(loop).__module__) == (expected == "uvloop")
     finally:
         loop.close()
+
+
+class _StreamReader:
+    """Reads an SSE stream's lines on a thread, so the test can keep sending until something arrives."""
+
+    def __init__(self, lines: Iterator[str]) -> None:
+        self.lines: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=self._pump, args=(lines,), daemon=True).start()
+
+    def _pump(self, lines: Iterator[str]) -> None:
+        with contextlib.suppress(httpx.HTTPError):
+            for line in lines:
+                self.lines.put(line)
+
+    def next_matching(self, prefix: str, *, poke: Callable[[], None], timeout: float = 10.0) -> str:
+        """The next line starting with `prefix`, calling `poke` (e.g. send a notification) while waiting."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            poke()
+            try:
+                line = self.lines.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            while True:
+                if line.startswith(prefix):
+                    return line
+                try:
+                    line = self.lines.get_nowait()
+                except queue.Empty:
+                    break
+        raise AssertionError(f"no {prefix!r} line within {timeout} s")
+
+
+def test_a_dropped_get_stream_resumes_with_last_event_id(live_server: ResourceServer) -> None:
+    assert live_server.url is not None
+
+    def list_changed() -> None:
+        asyncio.run(live_server.send_resources_changed())
+
+    with httpx.Client(timeout=10.0) as http:
+        session = _initialize(http, live_server.url)
+        headers = {**HEADERS, "accept": "text/event-stream", "mcp-session-id": session}
+        with http.stream("GET", live_server.url, headers=headers) as stream:
+            assert stream.status_code == 200
+            last = _StreamReader(stream.iter_lines()).next_matching("id:", poke=list_changed)[3:].strip()
+        list_changed()  # sent while the client is away: kept by the event store for its stream
+        with http.stream("GET", live_server.url, headers={**headers, "last-event-id": last}) as stream:
+            assert stream.status_code == 200
+            replayed = _StreamReader(stream.iter_lines()).next_matching("data:", poke=lambda: None)
+    assert "notifications/resources/list_changed" in replayed
+
+
+async def _store_and_replay() -> tuple[list[str], str | None, int]:
+    store = BoundedEventStore(per_stream=3, max_streams=2)
+    first = await store.store_event("a", None)
+    for n in range(5):
+        await store.store_event("a", types.JSONRPCNotification(jsonrpc="2.0", method=f"m{n}"))
+    got: list[str] = []
+
+    async def collect(event: object) -> None:
+        got.append(event.message.method)  # type: ignore[attr-defined]
+
+    await store.store_event("b", None)
+    await store.store_event("c", None)  # "a" is the least recently written: forgotten
+    forgotten = await store.replay_events_after(first, collect)
+    return got, forgotten, store.stream_count()
+
+
+def test_the_event_store_is_bounded_per_stream_and_in_streams() -> None:
+    store = BoundedEventStore(per_stream=3, max_streams=5)
+
+    async def run() -> list[str]:
+        first = await store.store_event("a", None)
+        for n in range(5):
+            await store.store_event("a", types.JSONRPCNotification(jsonrpc="2.0", method=f"m{n}"))
+        got: list[str] = []
+
+        async def collect(event: object) -> None:
+            got.append(event.message.method)  # type: ignore[attr-defined]
+
+        assert await store.replay_events_after(first, collect) == "a"
+        return got
+
+    assert asyncio.run(run()) == ["m2", "m3", "m4"]  # only the last three were kept
+    got, forgotten, streams = asyncio.run(_store_and_replay())
+    assert forgotten is None and got == [] and streams == 2
