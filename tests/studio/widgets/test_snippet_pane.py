@@ -127,13 +127,13 @@ def test_a_long_snippet_is_checked_in_the_background_after_an_edit(qtbot):
     pane.load(f"def read(uri, params):\n{body}\n    return 1\n", key="long")
     assert pane.editor.diagnostic is None
     type_at_end(qtbot, pane.editor, "x = (")
-    qtbot.waitUntil(lambda: pane.check_pending, timeout=5000)
-    qtbot.waitUntil(lambda: pane.editor.diagnostic is not None, timeout=30_000)
+    # No wait on check_pending itself: an idle machine may finish the check before the first poll.
+    qtbot.waitUntil(lambda: pane.editor.diagnostic is not None, timeout=60_000)
     assert pane.editor.diagnostic[0] == BACKGROUND_CHECK_LINES + 13
     assert pane.status.text().startswith(f"Line {BACKGROUND_CHECK_LINES + 13}:")
     qtbot.keyClick(pane.editor, Qt.Key.Key_Backspace)
     qtbot.keyClicks(pane.editor, "1")
-    qtbot.waitUntil(lambda: pane.editor.diagnostic is None and not pane.check_pending, timeout=30_000)
+    qtbot.waitUntil(lambda: pane.editor.diagnostic is None and not pane.check_pending, timeout=60_000)
     assert pane.status.text() == ""
 
 
