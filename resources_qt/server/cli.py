@@ -8,9 +8,9 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from resources_qt.address import parse_http_address
 from resources_qt.bus.redis_bus import RedisBus
@@ -19,8 +19,8 @@ from resources_qt.project import ProjectError, load_project
 from resources_qt.server.engine import ResourceServer
 from resources_qt.server.events import ServerEvent, ServerFailed
 from resources_qt.server.factory import build_server
-from resources_qt.server.logtext import EscapingFormatter
-from resources_qt.snippets import bind_project, create_pool, snippet_resource
+from resources_qt.server.logtext import EscapingFormatter, escape_controls
+from resources_qt.snippets import SnippetOutput, bind_project, create_pool, snippet_resource
 
 __all__ = ["build_parser", "parse_address", "serve_main"]
 
@@ -54,6 +54,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--bus-channel", metavar="NAME", help="the bus channel (default: resource-studio: + the server name)"
+    )
+    parser.add_argument(
+        "--snippet-output",
+        metavar="FILE",
+        help="where what snippets print goes: a file (appended), or 'off' (default: stderr, one line per printed "
+        "line, prefixed with the resource and the URI read)",
     )
     parser.add_argument(
         "--log-level", default="warning", choices=["debug", "info", "warning", "error"], help="stderr log level"
@@ -101,12 +107,18 @@ def serve_main(argv: Sequence[str]) -> int:
         return _fail(str(exc))
     except ProjectError as exc:
         return _fail(str(exc))
+    try:
+        output_sink = _open_output_sink(args.snippet_output)
+    except OSError as exc:
+        return _fail(f"--snippet-output: {_one_line(exc)}")
     settings = project.server
     pool = create_pool(project)
     watcher: Any = None
     server: ResourceServer | None = None
     # SIGTERM ends serving like Ctrl+C does, so snippet workers are reaped on the way out.
     previous_term = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    if output_sink is not None:
+        pool.add_read_output_listener(_output_writer(output_sink))
     try:
         pool.start()
         server = build_server(project, bind_project(project, pool))
@@ -154,6 +166,35 @@ def serve_main(argv: Sequence[str]) -> int:
         if server is not None:
             server.close()
         pool.close()
+        if output_sink is not None and output_sink is not sys.stderr:
+            output_sink.close()
+
+
+def _open_output_sink(where: str | None) -> TextIO | None:
+    """stderr by default (stdout is the protocol's with --stdio), a file appended to, or None for 'off'."""
+    if where is None:
+        return sys.stderr
+    if where == "off":
+        return None
+    return open(where, "a", encoding="utf-8")  # kept open while serving, closed at exit
+
+
+def _output_writer(sink: TextIO) -> Callable[[SnippetOutput], None]:
+    """Writes one line per printed line, `[resource uri] stream: text`, escaped so a snippet cannot forge lines."""
+    lock = threading.Lock()
+
+    def write(output: SnippetOutput) -> None:
+        where = escape_controls(f"{output.key} {output.uri}".strip())
+        lines = [
+            f"[{where}] {stream}: {escape_controls(line)}\n"
+            for stream, text in output.chunks
+            for line in text.splitlines()
+        ]
+        with lock:
+            sink.writelines(lines)
+            sink.flush()
+
+    return write
 
 
 def _make_bus(args: argparse.Namespace, server_name: str) -> RedisBus | None:

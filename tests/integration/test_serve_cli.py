@@ -31,7 +31,9 @@ def _project(greeting: str = "hello", extra: bool = False) -> Project:
                      reader="def read(uri, params):\n    return 'item ' + params['id']\n"),
     ]
     if extra:
-        resources.append(ResourceSpec(name="extra", uri="demo://extra", reader="def read(uri, params):\n    return 'x'\n"))
+        resources.append(
+            ResourceSpec(name="extra", uri="demo://extra", reader="def read(uri, params):\n    return 'x'\n")
+        )
     return Project(server=ServerSettings(name="cli", version="3", notifications=True, subscriptions=True, workers=1),
                    resources=resources)
 
@@ -107,7 +109,7 @@ async def test_http_serve_until_terminated(tmp_path: Path) -> None:
     path = save_project(_project(), tmp_path / "p.toml")
     command = [sys.executable, "-m", "studio", "serve", str(path), "--http", "127.0.0.1:0", "--token", "tok"]
     # It must outlive the client; only its first stderr line is read, before any client runs.
-    process = subprocess.Popen(  # noqa: ASYNC220
+    process = subprocess.Popen(
         command, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=ENV, cwd=ROOT
     )
     try:
@@ -147,3 +149,23 @@ async def test_watch_reaches_modern_listen_streams_over_stdio(tmp_path: Path) ->
                 break
     assert [type(e).__name__ for e in events] == ["ResourceUpdated", "ResourcesListChanged"]
     assert events[0].uri == "demo://greeting"
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_stdio_serve_keeps_what_snippets_print_in_a_file(tmp_path: Path, mode: str) -> None:
+    chatty = ResourceSpec(name="chatty", uri="demo://chatty", mime_type="text/plain",
+                          reader="import sys\ndef read(uri, params):\n    print('one')\n"
+                                 "    print('\\x1b[2Jtwo', file=sys.stderr)\n    return 'said'\n")
+    path = save_project(Project(server=ServerSettings(name="cli", workers=1), resources=[chatty]), tmp_path / "p.toml")
+    log = tmp_path / "snippets.log"
+    async with connect(_stdio(path, "--snippet-output", str(log)), mode) as client:
+        read = await client.read_resource("demo://chatty", cache_mode="bypass")
+    assert read.contents[0].text == "said"
+    lines = log.read_text(encoding="utf-8").splitlines()
+    assert lines == ["[chatty demo://chatty] stdout: one", "[chatty demo://chatty] stderr: \\x1b[2Jtwo"]
+
+
+def test_snippet_output_to_an_unwritable_file_is_a_one_line_error(tmp_path: Path) -> None:
+    path = save_project(_project(), tmp_path / "p.toml")
+    done = _serve(str(path), "--stdio", "--snippet-output", str(tmp_path / "missing" / "dir" / "log"))
+    assert done.returncode == 2 and "--snippet-output" in done.stderr and "Traceback" not in done.stderr
