@@ -90,7 +90,7 @@ async def test_sends_work_from_another_threads_loop(server: ResourceServer) -> N
                 loop = asyncio.SelectorEventLoop()
                 loop.run_until_complete(server.send_resource_updated("doc://base"))
                 loop.close()
-            except BaseException as exc:  # noqa: BLE001 - surfaced below
+            except BaseException as exc:
                 errors.append(exc)
 
         worker = threading.Thread(target=other_thread)

@@ -174,7 +174,9 @@ def test_cancellation_is_not_turned_into_a_failure() -> None:
 
 
 def test_validate_names_each_problem() -> None:
-    ok = lambda uri: "x"
+    def ok(uri: str) -> str:
+        return "x"
+
     cases = {
         "Resource name must not be empty": Resource(uri="x://1", reader=ok),
         "Cannot set both URI and URITemplate": Resource(

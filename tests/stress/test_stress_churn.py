@@ -46,6 +46,7 @@ async def _wave(url: str, count: int, *, with_stream: bool) -> int:
     opened = 0
     http = httpx.AsyncClient(limits=httpx.Limits(max_connections=2 * count + 8), timeout=httpx.Timeout(20.0, read=None))
     gate = asyncio.Semaphore(16)
+    in_flight: set[asyncio.Task[object]] = set()  # kept so the tasks are not collected mid-flight
 
     async def one(i: int) -> None:
         nonlocal opened
@@ -58,7 +59,7 @@ async def _wave(url: str, count: int, *, with_stream: bool) -> int:
             opened += 1
             if i % 4 == 0:
                 # Some vanish with a read still in flight.
-                asyncio.create_task(session.call("resources/read", {"uri": URIS[0]}))
+                in_flight.add(asyncio.create_task(session.call("resources/read", {"uri": URIS[0]})))
 
     await asyncio.gather(*(one(i) for i in range(count)))
     # Abrupt: the sockets close with no DELETE and no goodbye; pending tasks die with the loop.

@@ -80,7 +80,8 @@ def target() -> Iterator[Target]:
     server.start_http("127.0.0.1", 0)
     with httpx.Client(timeout=TIMEOUT) as http:
         init = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                "params": {"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "fuzz", "version": "1"}}}
+                "params": {"protocolVersion": PROTOCOL, "capabilities": {},
+                           "clientInfo": {"name": "fuzz", "version": "1"}}}
         response = http.post(server.url or "", json=init, headers={"accept": "application/json, text/event-stream",
                                                                      "mcp-protocol-version": PROTOCOL})
         session_id = response.headers["mcp-session-id"]

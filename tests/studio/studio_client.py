@@ -78,9 +78,9 @@ class BackgroundClient:
                         break
                     try:
                         result.set_result(await asyncio.wait_for(job(client), TIMEOUT_S))
-                    except BaseException as exc:  # noqa: BLE001 - hand every failure to the test
+                    except BaseException as exc:
                         result.set_exception(exc)
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             if not self.connected.done():
                 self.connected.set_exception(exc)
             self.finished.set_exception(exc)

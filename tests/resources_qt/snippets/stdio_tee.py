@@ -5,6 +5,7 @@ Usage: python stdio_tee.py RECORD_FILE COMMAND...  (the tests use it to inspect 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -26,10 +27,8 @@ def main() -> int:
         except (BrokenPipeError, OSError):
             pass
         finally:
-            try:
+            with contextlib.suppress(BrokenPipeError):
                 stdin.close()
-            except BrokenPipeError:
-                pass
 
     threading.Thread(target=pump_in, daemon=True).start()
     with open(record, "wb") as copy:

@@ -21,7 +21,8 @@ PARENT = textwrap.dedent(
 
     if __name__ == "__main__":
         pool = SnippetPool(workers=2)
-        pool.submit_read(key="k", source="def read(uri, params):\\n    return 'x'\\n", uri="t://x", params={}).result(60)
+        source = "def read(uri, params):\\n    return 'x'\\n"
+        pool.submit_read(key="k", source=source, uri="t://x", params={}).result(60)
         busy = "import time\\ndef read(uri, params):\\n    time.sleep(60)\\n"
         pool.submit_read(key="busy", source=busy, uri="t://busy", params={})
         time.sleep(0.3)
