@@ -10,6 +10,8 @@ from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from resources_qt.server.sdk_private import http_transports
+
 __all__ = ["EvictingAdmission"]
 
 logger = logging.getLogger(__name__)
@@ -64,9 +66,7 @@ class EvictingAdmission:
         self._last_active[session_id] = time.monotonic()
 
     def _sessions(self) -> dict[str, Any]:
-        # The manager's registry of live transports: the SDK offers no public view of it.
-        sessions: dict[str, Any] = getattr(self.manager, "_server_instances", {})
-        return sessions
+        return dict(http_transports(self.manager))
 
     def _full(self) -> bool:
         limit = self.manager.max_sessions

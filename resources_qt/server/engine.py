@@ -39,6 +39,7 @@ from resources_qt.server.middleware import SESSION_KEY, EngineMiddleware, connec
 from resources_qt.server.notify import EngineDelivery, Notifier
 from resources_qt.server.paging import ListingCache
 from resources_qt.server.reading import PreviewOutcome, preview_read
+from resources_qt.server.sdk_private import http_transports, live_session_manager
 from resources_qt.server.sessions import LegacySession, Session, SessionRegistry
 from resources_qt.server.stdio import StdinClaim
 
@@ -386,11 +387,11 @@ class ResourceServer:
 
     async def _end_streams(self) -> None:
         self._close_listens()
-        manager = getattr(self._lowlevel, "_session_manager", None)
+        manager = live_session_manager(self._lowlevel) if self._lowlevel is not None else None
         # The SDK has no public call to end its HTTP sessions before its own
         # lifespan shutdown, which uvicorn runs only after open GET streams
         # close; terminating the transports ends those streams now.
-        transports = list(getattr(manager, "_server_instances", {}).values())
+        transports = list(http_transports(manager).values()) if manager is not None else []
         for transport in transports:
             try:
                 await transport.terminate()

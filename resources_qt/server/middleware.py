@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
 from resources_qt.server.events import Direction, Traffic
+from resources_qt.server.sdk_private import request_connection
 
 if TYPE_CHECKING:
     from resources_qt.server.engine import ResourceServer
@@ -25,15 +26,8 @@ SESSION_KEY = "resources_qt.session_id"
 
 
 def connection_of(ctx: ServerRequestContext[Any, Any]) -> Any:
-    """The SDK `Connection` behind a request, or None.
-
-    mcp 2.3 gives handlers the per-connection object only through the
-    request's `ServerSession` (a public `ctx.connection` is the SDK's own
-    TODO L54), and the engine needs it for the standalone notification
-    channel, the per-connection state and the exit stack that tells us when
-    a session ends.
-    """
-    return getattr(ctx.session, "_connection", None)
+    """The SDK `Connection` behind a request, or None (see `sdk_private.request_connection`)."""
+    return request_connection(ctx)
 
 
 def session_id_of(ctx: ServerRequestContext[Any, Any]) -> str | None:
