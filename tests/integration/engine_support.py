@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import mcp_types as types
+from helpers.waiting import eventually_async
 from mcp import Client
 
 from resources_qt import CacheHint, Resource, Resources
@@ -109,11 +110,7 @@ async def connect(target: Any, mode: str, *, message_handler: Any = None, **kwar
 
 
 async def wait_for(predicate: Any, timeout: float = TIMEOUT) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not predicate():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("condition not reached in time")
-        await asyncio.sleep(0.02)
+    await eventually_async(predicate, timeout)
 
 
 async def settle_legacy(client: Client, server: ResourceServer) -> None:

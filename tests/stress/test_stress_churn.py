@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
+from helpers.waiting import holds_within
 from stress_client import Session
 from stress_support import scaled
 
@@ -70,11 +70,7 @@ async def _wave(url: str, count: int, *, with_stream: bool) -> int:
 
 
 def _drained(server: ResourceServer, timeout: float) -> tuple[int, int]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not server.sessions() and not server.subscribed_uris():
-            break
-        time.sleep(0.1)
+    holds_within(lambda: not server.sessions() and not server.subscribed_uris(), timeout, interval=0.1)
     return len(server.sessions()), len(server.subscribed_uris())
 
 

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.waiting import eventually
 from stress_support import scaled
 
 from resources_qt.errors import ReaderFailedError
@@ -39,12 +40,8 @@ def pool() -> Iterator[SnippetPool]:
 
 
 def _wait_pid(path: Path, timeout: float = 20.0) -> int:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if path.exists() and path.read_text():
-            return int(path.read_text())
-        time.sleep(0.01)
-    raise AssertionError("the slow reader never started")
+    eventually(lambda: path.exists() and bool(path.read_text()), timeout, what="the slow reader's start")
+    return int(path.read_text())
 
 
 def _fast_read(pool: SnippetPool, n: int) -> str:

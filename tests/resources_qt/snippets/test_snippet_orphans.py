@@ -7,10 +7,10 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
+from helpers.waiting import holds_within
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -57,12 +57,7 @@ def _start(tmp_path: Path, mode: str) -> tuple[subprocess.Popen[str], list[int]]
 
 
 def _gone(pids: list[int], within: float) -> bool:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if not any(_running(pid) for pid in pids):
-            return True
-        time.sleep(0.1)
-    return False
+    return holds_within(lambda: not any(_running(pid) for pid in pids), within, interval=0.1)
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
