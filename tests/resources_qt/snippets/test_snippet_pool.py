@@ -15,6 +15,7 @@ from snippet_support import complete, healthy, read, read_text
 from resources_qt.content import ResourceContent
 from resources_qt.errors import ReaderFailedError, ValidationError
 from resources_qt.snippets import SnippetPool
+from resources_qt.snippets.worker import MAX_COMPLETIONS
 
 
 def test_returns_convert_like_the_core(pool: SnippetPool) -> None:
@@ -91,8 +92,9 @@ def test_completions(pool: SnippetPool) -> None:
     assert complete(pool, source, value="") == ["billing", "getting-started", "troubleshooting"]
     assert complete(pool, source, value="t") == ["troubleshooting"]
     assert complete(pool, source, value="", context={"lang": "de"}) == []
-    many = "def complete(name, value, context):\n    return (f'{name}{i}' for i in range(500))\n"
-    assert complete(pool, many, variable="id") == [f"id{i}" for i in range(100)]
+    # The worker sends at most MAX_COMPLETIONS values (the server shows the first 100 and the total).
+    many = "def complete(name, value, context):\n    return (f'{name}{i}' for i in range(20_000))\n"
+    assert complete(pool, many, variable="id") == [f"id{i}" for i in range(MAX_COMPLETIONS)]
     assert complete(pool, "def complete(name, value, context):\n    return None\n") == []
     with pytest.raises(ReaderFailedError, match="Completion snippet of 'c' failed: TypeError: complete"):
         complete(pool, "def complete(name, value, context):\n    return 'abc'\n")
