@@ -54,3 +54,24 @@ async def test_an_invalid_cursor_is_echoed_once_and_shortened(served: ResourceSe
     assert info.value.code == -32602
     assert len(info.value.message) < 200
     assert info.value.data == {"cursorLength": 1_000_000}
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_percent_encoded_address_is_read_in_either_form(mode: str) -> None:
+    spec = ResourceSpec(name="u", uri="test://%C3%BCn%C3%AFcode", reader="def read(uri, params):\n    return 'u'\n")
+    project = Project(server=ServerSettings(name="polish", workers=1), resources=[spec])
+    pool = create_pool(project)
+    pool.start()
+    server = build_server(project, bind_project(project, pool))
+    server.start_http(port=0)
+    try:
+        assert pool.wait_ready(60)
+        async with connect(server.url, mode) as client:
+            listed = await client.list_resources(cursor=None)
+            encoded = await client.read_resource("test://%C3%BCn%C3%AFcode")
+            unicode = await client.read_resource("test://ünïcode")
+    finally:
+        server.close()
+        pool.close()
+    assert [r.uri for r in listed.resources] == ["test://%C3%BCn%C3%AFcode"]
+    assert encoded.contents[0].text == unicode.contents[0].text == "u"

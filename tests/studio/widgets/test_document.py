@@ -312,3 +312,36 @@ def test_tests_are_undoable_edits_that_mark_the_project_modified(qtbot):
     assert document.project.tests == [] and not document.is_dirty
     document.undo_stack.undo()
     assert document.project.tests == [spec]
+
+
+HAND_WRITTEN = """\
+# Support desk, written by hand.
+format = 1
+
+[server]
+name = "Desk"   # what clients see
+
+# The ticket, one per id.
+[[resources]]
+name = "ticket"
+uri_template = "tickets://{id}"
+title = "Ticket"   # shown in pickers
+reader = '''
+def read(uri, params):
+    return params["id"]  # the id itself
+'''
+"""
+
+
+def test_a_hand_written_project_keeps_its_comments_through_an_edit_and_save_in_the_studio(tmp_path: Path):
+    path = tmp_path / "desk.toml"
+    path.write_text(HAND_WRITTEN, encoding="utf-8")
+    document = ProjectDocument()
+    document.load(path)
+    spec = document.spec("ticket")
+    assert spec is not None
+    document.update_resource("ticket", replace(spec, title="A ticket"))
+    document.save()
+    saved = path.read_text(encoding="utf-8")
+    assert saved == HAND_WRITTEN.replace('title = "Ticket"', 'title = "A ticket"')
+    assert load_project(path).resources[0].title == "A ticket"
