@@ -29,6 +29,7 @@ SUITES: dict[str, str] = {
     "tests": "bench.tests_bench",
     "fairness": "bench.fairness_bench",
     "bus": "bench.bus_bench",
+    "live": "bench.live_bench",
 }
 
 

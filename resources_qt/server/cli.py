@@ -15,6 +15,7 @@ from typing import Any, TextIO
 from resources_qt.address import parse_http_address
 from resources_qt.bus.redis_bus import RedisBus
 from resources_qt.bus.urls import BUS_ENV, BusDependencyError, default_channel, redact
+from resources_qt.live import LiveData
 from resources_qt.project import ProjectError, load_project
 from resources_qt.server.engine import ResourceServer
 from resources_qt.server.events import ServerEvent, ServerFailed
@@ -115,6 +116,7 @@ def serve_main(argv: Sequence[str]) -> int:
     pool = create_pool(project)
     watcher: Any = None
     server: ResourceServer | None = None
+    live: LiveData | None = None
     # SIGTERM ends serving like Ctrl+C does, so snippet workers are reaped on the way out.
     previous_term = signal.signal(signal.SIGTERM, signal.default_int_handler)
     if output_sink is not None:
@@ -123,6 +125,9 @@ def serve_main(argv: Sequence[str]) -> int:
         pool.start()
         server = build_server(project, bind_project(project, pool))
         server.set_bus(bus)
+        # Data-driven listing and notifications: instances snippets, watched files, interval polling.
+        live = LiveData(server, project, pool)
+        live.start()
         failed = threading.Event()
 
         def observe(event: ServerEvent) -> None:
@@ -139,6 +144,7 @@ def serve_main(argv: Sequence[str]) -> int:
                 project=project,
                 make=lambda spec: snippet_resource(spec, pool),
                 set_prelude=pool.set_prelude,
+                on_reload=live.set_project,
             )
         if address is not None:
             try:
@@ -163,6 +169,8 @@ def serve_main(argv: Sequence[str]) -> int:
         signal.signal(signal.SIGTERM, previous_term)
         if watcher is not None:
             watcher.stop()
+        if live is not None:
+            live.close()
         if server is not None:
             server.close()
         pool.close()

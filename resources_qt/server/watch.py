@@ -45,6 +45,7 @@ class ProjectWatcher:
         project: Project,
         make: MakeResource,
         set_prelude: Callable[[str], None],
+        on_reload: Callable[[Project], None] | None = None,
         interval: float = 0.2,
         settle: float = 1.0,
     ) -> None:
@@ -55,6 +56,7 @@ class ProjectWatcher:
         self._project = project
         self._make = make
         self._set_prelude = set_prelude
+        self._on_reload = on_reload
         self._interval = interval
         self._settle = settle
         self._stop = threading.Event()
@@ -133,6 +135,9 @@ class ProjectWatcher:
         for name, why in summary.refused.items():
             logger.warning("Not serving the new version of %r: %s", name, why)
         self._project = replace(new, resources=served_specs(self._server.resources, old, new, summary))
+        if self._on_reload is not None:
+            # Live data (watched files, polling, instances) follows the served version.
+            self._on_reload(self._project)
         self.reloads += 1
         future = self._server.submit(announce_changes(self._server, summary, key=key))
         if future is not None:

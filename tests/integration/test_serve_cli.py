@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -169,3 +170,28 @@ def test_snippet_output_to_an_unwritable_file_is_a_one_line_error(tmp_path: Path
     path = save_project(_project(), tmp_path / "p.toml")
     done = _serve(str(path), "--stdio", "--snippet-output", str(tmp_path / "missing" / "dir" / "log"))
     assert done.returncode == 2 and "--snippet-output" in done.stderr and "Traceback" not in done.stderr
+
+
+async def test_serve_runs_live_data_instances_listed_and_watched_files_announced(tmp_path: Path) -> None:
+    examples = ROOT / "examples"
+    shutil.copy(examples / "notes.toml", tmp_path / "notes.toml")
+    shutil.copytree(examples / "notes", tmp_path / "notes")
+    seen: list[str] = []
+
+    async def handler(message: Any) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification):
+            seen.append(str(message.params.uri))
+
+    async with connect(_stdio(tmp_path / "notes.toml"), "legacy", message_handler=handler) as client:
+        listed = await client.list_resources(cursor=None, cache_mode="bypass")
+        uris = [str(r.uri) for r in listed.resources]
+        assert "notes://welcome.md" in uris and "notes://projects/resource-studio.md" in uris
+        await client.subscribe_resource("notes://welcome.md")
+
+        def edit() -> bool:
+            (tmp_path / "notes" / "welcome.md").write_text("# Welcome, edited\n", encoding="utf-8")
+            return "notes://welcome.md" in seen
+
+        await wait_for(edit)  # the watcher may still be starting: the edit is repeated until it is heard
+        read = await client.read_resource("notes://welcome.md", cache_mode="bypass")
+    assert "edited" in read.contents[0].text
