@@ -40,7 +40,8 @@ def new_loop() -> asyncio.AbstractEventLoop:
     if loop_kind() == "uvloop":
         import uvloop
 
-        return uvloop.new_event_loop()
+        loop: asyncio.AbstractEventLoop = uvloop.new_event_loop()  # untyped where uvloop is not installed
+        return loop
     return asyncio.SelectorEventLoop()
 
 
