@@ -288,6 +288,9 @@ class MainWindow(QMainWindow):
         ctl.subscription_removed.connect(self.sessions.remove_subscription)
         ctl.traffic_logged.connect(self.traffic_log.add_entries)
         ctl.notification_sent.connect(self._on_notification_sent)
+        ctl.data_changed.connect(self.catalogue.note_data_changed)
+        ctl.instances_failed.connect(self.catalogue.note_instances_failed)
+        ctl.instances_listed.connect(self.catalogue.note_instances_listed)
 
         # notifyUri choices change with the catalogue; rebuild them once per burst of edits
         self._notify_uris_timer = QTimer(self)

@@ -200,6 +200,21 @@ class CatalogueView(QWidget):
         """The selected resource's name, "" when none is selected."""
         return self._current
 
+    @Slot(str, float, list)
+    def note_data_changed(self, name: str, when: float, uris: list[str]) -> None:
+        """A watched file or polled read of `name` changed at `when`: its row shows the time."""
+        for model in (self.resource_model, self.template_model):
+            model.note_data_changed(name, when, uris)
+
+    @Slot(str, str)
+    def note_instances_failed(self, name: str, message: str) -> None:
+        """The template's `instances` snippet failed: its row carries the error."""
+        self.template_model.note_instances_failed(name, message)
+
+    @Slot(str, int)
+    def note_instances_listed(self, name: str, count: int) -> None:
+        self.template_model.note_instances_listed(name, count)
+
     def select(self, name: str) -> bool:
         """Make `name` current in its list (clearing the filter if it hides it); False when unknown."""
         spec = self._document.peek(name)
