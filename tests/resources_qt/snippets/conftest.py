@@ -5,11 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from helpers.pools import MEMORY_MB, TIMEOUT
 
 from resources_qt.snippets import SnippetPool
-
-TIMEOUT = 1.5
-MEMORY_MB = 256
 
 
 @pytest.fixture

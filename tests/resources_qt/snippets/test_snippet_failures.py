@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import MEMORY_MB, TIMEOUT
+from helpers.pools import MEMORY_MB, TIMEOUT
 from snippet_support import healthy, read
 
 from resources_qt.errors import OPERATION_FAILED, ReaderFailedError
