@@ -289,6 +289,7 @@ class MainWindow(QMainWindow):
         ctl.traffic_logged.connect(self.traffic_log.add_entries)
         ctl.notification_sent.connect(self._on_notification_sent)
         ctl.data_changed.connect(self.catalogue.note_data_changed)
+        ctl.bus_state_changed.connect(self.server_panel.set_bus_state)
         ctl.instances_failed.connect(self.catalogue.note_instances_failed)
         ctl.instances_listed.connect(self.catalogue.note_instances_listed)
 
@@ -725,6 +726,12 @@ class MainWindow(QMainWindow):
         self._transport = (host, port, token)
         self.settings.save_http_endpoint(host, port)
         self._server_failure = ""
+        try:
+            self.controller.set_bus(self.server_panel.bus_url() or None)
+        except (ValueError, RuntimeError) as exc:  # a bad URL, the redis extra missing
+            self.server_panel.set_stopped(f"Bus: {exc}")
+            self.prompts.report_error("Bus", str(exc))
+            return
         self.server_panel.set_busy()
         self.status_label.setText(f"Starting on {host}:{port}…")
         self.controller.start_http(host, port, token or None)

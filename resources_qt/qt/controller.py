@@ -20,6 +20,7 @@ from resources_qt.resource import Resource
 from resources_qt.server import ResourceServer
 from resources_qt.server.completion import complete_values
 from resources_qt.server.events import (
+    BusStateChanged,
     NotificationSent,
     ServerEvent,
     ServerFailed,
@@ -112,6 +113,7 @@ class ServerController(QObject):
     instances_failed = Signal(str, str)
     instances_listed = Signal(str, int)
     data_changed = Signal(str, float, list)
+    bus_state_changed = Signal(bool, str)
 
     def __init__(
         self, *, project: Project, parent: QObject | None = None, pool: SnippetPool | None = None
@@ -263,6 +265,26 @@ class ServerController(QObject):
                 future.add_done_callback(_log_failure)
 
     # -- serving -------------------------------------------------------------------------
+
+    def set_bus(self, url: str | None, *, channel: str | None = None) -> None:
+        """Share notifications on the Redis bus at `url` from the next start (None or "": no bus).
+
+        Call while stopped. The channel defaults to the one `serve --bus` derives from the server
+        name, so the studio reaches a fleet serving the same project.
+
+        Raises:
+            ValueError: the URL is not a bus URL (the message names the problem).
+            BusDependencyError: the redis package is missing (the message names the extra).
+            RuntimeError: the server is running.
+        """
+        if not url:
+            self._server.set_bus(None)
+            self.bus_state_changed.emit(False, "")
+            return
+        from resources_qt.bus.redis_bus import RedisBus
+        from resources_qt.bus.urls import default_channel
+
+        self._server.set_bus(RedisBus(url, channel=channel or default_channel(self._project.server.name)))
 
     @Slot(str, int, str)
     def start_http(self, host: str = "127.0.0.1", port: int = 0, token: str | None = None) -> None:
@@ -460,6 +482,8 @@ class ServerController(QObject):
             self.instances_failed.emit(event.resource, event.message)
         elif isinstance(event, InstancesListed):
             self.instances_listed.emit(event.resource, event.count)
+        elif isinstance(event, BusStateChanged):
+            self.bus_state_changed.emit(event.connected, event.url)
 
 
 def _log_failure(future: concurrent.futures.Future[Any]) -> None:

@@ -39,6 +39,7 @@ class StudioController(Protocol):
     instances_failed: SignalInstance
     instances_listed: SignalInstance
     data_changed: SignalInstance
+    bus_state_changed: SignalInstance
 
     @property
     def is_running(self) -> bool: ...
@@ -67,6 +68,8 @@ class StudioController(Protocol):
     def start_http(self, host: str = "127.0.0.1", port: int = 0, token: str | None = None) -> None: ...
 
     def start_stdio(self) -> None: ...
+
+    def set_bus(self, url: str | None, *, channel: str | None = None) -> None: ...
 
     def stop(self) -> None: ...
 

@@ -86,6 +86,16 @@ class ServerPanel(QWidget):
         self.token_edit.setEchoMode(QLineEdit.EchoMode.Password)
         self.token_edit.setPlaceholderText("optional bearer token")
         self.token_edit.setToolTip("When set, clients must send 'Authorization: Bearer <token>'")
+        self.bus_edit = QLineEdit()
+        self.bus_edit.setObjectName("busUrlEdit")
+        self.bus_edit.setPlaceholderText("optional redis://host:6379/0")
+        self.bus_edit.setToolTip(
+            "Share notifications with a deployed fleet of 'resource-studio serve --bus' replicas: the notify "
+            "buttons and announced edits reach every replica's subscribers (applies at start)"
+        )
+        self.bus_status = QLabel("")
+        self.bus_status.setObjectName("busStatus")
+        self.bus_status.setWordWrap(True)
         self.start_button = QPushButton()
         self.start_button.setObjectName("startHttpButton")
         self.start_button.setToolTip("Start serving the project over Streamable HTTP (F5)")
@@ -111,6 +121,8 @@ class ServerPanel(QWidget):
         http_form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         http_form.addRow("Address", endpoint)
         http_form.addRow("Token", self.token_edit)
+        http_form.addRow("Bus", self.bus_edit)
+        http_form.addRow("", self.bus_status)
 
         # -- capabilities (advertised at start, so fixed while running) ------------------
         self.notifications_check = QCheckBox("Notifications")
@@ -261,6 +273,19 @@ class ServerPanel(QWidget):
             server_name=server_name, url=url, token=self.endpoint()[2] or None, project_path=project_path
         )
 
+    def bus_url(self) -> str:
+        """The bus URL typed in the panel ("" for none)."""
+        return self.bus_edit.text().strip()
+
+    def set_bus_state(self, connected: bool, url: str) -> None:
+        """Show whether the notification bus is connected ("" url: no bus)."""
+        if not url:
+            self.bus_status.setText("")
+        elif connected:
+            self.bus_status.setText(f"Bus connected: {url}")
+        else:
+            self.bus_status.setText(f"Bus not connected: {url} (retrying; notifications reach local clients only)")
+
     def set_endpoint(self, host: str, port: int) -> None:
         self.host_edit.setText(host)
         self.port_spin.setValue(port)
@@ -368,7 +393,7 @@ class ServerPanel(QWidget):
         self.start_button.setToolTip(
             "Stop the server (F5)" if self._running else "Start serving the project over Streamable HTTP (F5)"
         )
-        for widget in (self.host_edit, self.port_spin, self.token_edit,
+        for widget in (self.host_edit, self.port_spin, self.token_edit, self.bus_edit,
                        self.notifications_check, self.subscriptions_check):  # fmt: skip
             widget.setEnabled(stopped)
         self.copy_url_button.setEnabled(self._running and self._url.startswith("http"))
