@@ -10,7 +10,6 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import mcp_types as types
-from helpers.waiting import eventually_async
 from mcp import Client
 
 from resources_qt import CacheHint, Resource, Resources
@@ -110,6 +109,9 @@ async def connect(target: Any, mode: str, *, message_handler: Any = None, **kwar
 
 
 async def wait_for(predicate: Any, timeout: float = TIMEOUT) -> None:
+    # Imported here: stdio_child.py imports this module in a process without tests/ on its path.
+    from helpers.waiting import eventually_async
+
     await eventually_async(predicate, timeout)
 
 
