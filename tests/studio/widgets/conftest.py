@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 import studio.widgets  # noqa: F401 - applies the PySide6/Python 3.11 None refcount workaround first
 from resources_qt.project import Project, loads_project
-from resources_qt.server.reading import PreviewOutcome
 from studio.document import ProjectDocument
 
 PROJECT_TOML = '''
@@ -45,28 +42,6 @@ reader = """def read(uri, params):
 """
 '''
 
-
-def Outcome(
-    uri: str,
-    resource_name: str | None = None,
-    is_template: bool = False,
-    template: str | None = None,
-    params: dict[str, Any] | None = None,
-    contents: list[Any] | None = None,
-    elapsed_ms: float = 1.5,
-    **error: Any,
-) -> PreviewOutcome:
-    """The engine's real PreviewOutcome, with defaults for the fields a test does not care about."""
-    return PreviewOutcome(
-        uri=uri,
-        resource_name=resource_name,
-        is_template=is_template,
-        template=template,
-        params=params or {},
-        contents=contents,
-        elapsed_ms=elapsed_ms,
-        **error,
-    )
 
 
 @pytest.fixture
