@@ -132,6 +132,9 @@ async def test_http_serve_until_terminated(tmp_path: Path) -> None:
         code = process.wait(30)
     assert code == 0
     assert process.stdout is not None and process.stdout.read() == ""
+    process.stdout.close()
+    assert process.stderr is not None
+    process.stderr.close()
 
 
 async def test_watch_reaches_modern_listen_streams_over_stdio(tmp_path: Path) -> None:

@@ -139,6 +139,8 @@ def test_stdio_reads_a_huge_line_and_answers(tmp_path: Path) -> None:
     finally:
         child.kill()
         child.wait(30)
+        child.stdin.close()
+        child.stdout.close()
 
 
 def test_watch_never_serves_a_half_written_project(tmp_path: Path) -> None:
