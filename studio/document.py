@@ -253,6 +253,7 @@ class ProjectDocument(QObject):
         self.undo_stack = QUndoStack(self)
         self._project = Project()
         self._path: Path | None = None
+        self._origin: Path | None = None
         self._by_name: dict[str, ResourceSpec] = {}
         self._check_cache: dict[str, tuple[list[Problem], list[str]]] = {}
         self._snippet_checks = SnippetChecks(self)
@@ -281,6 +282,14 @@ class ProjectDocument(QObject):
     @property
     def path(self) -> Path | None:
         return self._path
+
+    @property
+    def origin(self) -> Path | None:
+        """The file an untitled project was copied from (a bundled example), for reading beside it; else None."""
+        return self._origin
+
+    def set_origin(self, path: Path | None) -> None:
+        self._origin = path
 
     @property
     def is_dirty(self) -> bool:
@@ -378,6 +387,7 @@ class ProjectDocument(QObject):
     def set_project(self, project: Project, path: str | Path | None = None, dirty: bool = False) -> None:
         """Replace the whole project (clears undo history)."""
         self.undo_stack.clear()
+        self._origin = None
         self._project = project
         self._by_name = {spec.name: spec for spec in project.resources}
         self._names_by_key = None

@@ -135,6 +135,7 @@ class ProjectFiles(QObject):
             self.prompts.report_error("Cannot open the example", str(exc))
             return False
         self.document.set_project(project, None)
+        self.document.set_origin(path)  # its recorded snapshots still lie beside the example
         self._set_example_name(path.stem)
         self.project_opened.emit()
         return True

@@ -159,11 +159,19 @@ def main(argv: list[str] | None = None) -> int:
         pump(0.4)
         shoot(window, f"main_window_builder{suffix}")
         window.editor.set_builder_visible(False)
-        for page in ("server", "traffic", "settings"):
+        for page in ("server", "traffic", "settings", "tests"):
             window.show_page(page)
             pump(0.4)
             shoot(window, f"main_window_{page}{suffix}")
         window.show_page("editor")
+
+    # The Tests page shows a finished run of the example's tests.
+    finished: list[tuple[int, int]] = []
+    window.tests_view.run_finished.connect(lambda passed, failed: finished.append((passed, failed)))
+    if window.tests_view.run_all():
+        deadline = time.monotonic() + 60
+        while not finished and time.monotonic() < deadline:
+            pump(0.1)
 
     apply_theme(app, "light")
     pump(0.3)

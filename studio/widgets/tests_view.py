@@ -33,7 +33,9 @@ from resources_qt.qt.tests_runner import (
 from studio.document import ProjectDocument
 from studio.widgets.tests_model import (
     MESSAGE_COLUMN,
+    NAME_COLUMN,
     STATUS_COLUMN,
+    URI_COLUMN,
     TestsModel,
 )
 
@@ -100,6 +102,9 @@ class TestsView(QWidget):
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(MESSAGE_COLUMN, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(STATUS_COLUMN, QHeaderView.ResizeMode.ResizeToContents)
+        # Names and URIs are what a reader scans: room for them first, the message takes the rest.
+        header.resizeSection(NAME_COLUMN, 240)
+        header.resizeSection(URI_COLUMN, 260)
         self.details = QPlainTextEdit(self)
         self.details.setObjectName("testDetails")
         self.details.setReadOnly(True)
@@ -172,7 +177,7 @@ class TestsView(QWidget):
             return False
         project, skipped = self._servable_project()
         self.model.mark_running([case.name for case in cases])
-        path = self._document.path
+        path = self._document.path or self._document.origin
         snapshots = SnapshotStore(snapshot_dir_for(path)) if path is not None else None
         self._worker.start(project, cases, snapshots=snapshots, era=self.era)
         note = f" ({', '.join(skipped)} not served: fix the errors first)" if skipped else ""
