@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -106,7 +107,7 @@ class PageActions:
     save_content: Callable[[], None]
 
 
-class Renderer:
+class Renderer(ABC):
     """One content kind. Subclasses set `kind` and `mime_types` and override what they need.
 
     `mime_types` holds base types ("text/csv") and wildcards ("image/*", "*"). `prepare` runs on any
@@ -127,8 +128,9 @@ class Renderer:
         major = base.split("/", 1)[0]
         return any(m == "*" or m == base or m == f"{major}/*" for m in self.mime_types)
 
+    @abstractmethod
     def prepare(self, content: ResourceContent) -> Prepared | None:
-        raise NotImplementedError
+        """What the view shows for `content` (run off the GUI thread for large content); None: not this kind."""
 
     def create_page(self, parent: QWidget, actions: PageActions) -> QWidget | None:
         """The widget that shows this kind rendered, made once per view on first use; None: source only."""
