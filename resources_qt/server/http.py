@@ -19,6 +19,7 @@ from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, Transpo
 from pydantic import AnyHttpUrl
 
 from resources_qt.server.admission import EvictingAdmission
+from resources_qt.server.disconnects import install_disconnect_filter
 from resources_qt.server.event_store import BoundedEventStore
 
 __all__ = [
@@ -117,6 +118,7 @@ def build_app(
     (`resources_qt.server.admission`); only when every session is busy does
     it get the SDK's 503.
     """
+    install_disconnect_filter()
     auth: AuthSettings | None = None
     verifier: StaticTokenVerifier | None = None
     if token:

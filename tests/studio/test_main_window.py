@@ -427,9 +427,6 @@ def test_snippet_output_is_one_block_per_read_with_time_and_uri(make_window, pro
     assert lines[1:] == ["reading 7", lines[2], "reading 8"] and lines[2].endswith("tickets://8")
 
 
-# Not strict: with two pipes the order is a race, so the test passes now and then (not a fix).
-@pytest.mark.xfail(strict=False, reason="the worker captures stdout and stderr through two pipes, so "
-                   "SnippetOutput.chunks can arrive grouped by stream (snippets team)")  # fmt: skip
 def test_snippet_output_shows_stdout_and_stderr_in_the_order_written(make_window, project_file, qtbot):
     window = make_window()
     window.open_project(project_file)
