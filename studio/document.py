@@ -20,7 +20,8 @@ from studio.snippet_checks import SnippetChecks, check_source
 logger = logging.getLogger(__name__)
 
 __all__ = [
-    "Problem", "ProjectDocument", "changed_settings", "check_source", "copy_spec", "default_sample", "suffixed_uri",
+    "InstancesFailure", "Problem", "ProjectDocument", "changed_settings", "check_source", "copy_spec",
+    "default_sample", "suffixed_uri",
 ]
 
 MERGE_WINDOW_S = 2.0
@@ -49,6 +50,13 @@ def copy_spec(spec: ResourceSpec) -> ResourceSpec:
         samples=list(spec.samples),
         completions={key: list(values) for key, values in spec.completions.items()},
     )
+
+
+class InstancesFailure(NamedTuple):
+    """The server's last run of a template's `instances` snippet failed: why, and when (seconds since the epoch)."""
+
+    message: str
+    time: float
 
 
 class Problem(NamedTuple):
@@ -235,6 +243,8 @@ class ProjectDocument(QObject):
         path_changed(str path): "" when the project has no file yet.
         errors_changed(list names): after an add, remove or edit, the resources whose `errors()`
             may differ now (the edited one and those sharing its old or new address).
+        instances_failure_changed(str name): the server's last run of the template's `instances`
+            snippet failed, or answered again (`instances_failure`; runtime state, never saved).
     """
 
     project_reset = Signal()
@@ -247,6 +257,7 @@ class ProjectDocument(QObject):
     dirty_changed = Signal(bool)
     path_changed = Signal(str)
     errors_changed = Signal(list)
+    instances_failure_changed = Signal(str)
 
     def __init__(self, project: Project | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -269,6 +280,7 @@ class ProjectDocument(QObject):
         self._saved_names: list[str] = []
         self._saved_specs: dict[str, ResourceSpec] = {}
         self._differs: set[str] = set()
+        self._instances_failures: dict[str, InstancesFailure] = {}
         if project is not None:
             self.set_project(project, project.path)
 
@@ -341,7 +353,7 @@ class ProjectDocument(QObject):
         return problems
 
     def snippet_errors(self, name: str) -> list[str]:
-        """Compile errors of the reader and completion snippets, and a missing reader."""
+        """Compile errors of the reader, completion and instances snippets, and a missing reader."""
         spec = self._by_name.get(name)
         return list(self._checked(name, spec)[1]) if spec is not None else []
 
@@ -358,6 +370,24 @@ class ProjectDocument(QObject):
 
     def is_valid(self, name: str) -> bool:
         return name in self._by_name and not self.errors(name)
+
+    # -- what the server reported (runtime state: not part of the project, never undone or saved) --
+
+    def instances_failure(self, name: str) -> InstancesFailure | None:
+        """How the server's last run of the template's `instances` snippet failed, or None (it answered)."""
+        return self._instances_failures.get(name)
+
+    def note_instances_failed(self, name: str, message: str, when: float | None = None) -> None:
+        """The server ran the template's `instances` snippet and it failed (the listing has none of it)."""
+        if name not in self._by_name:
+            return  # reported for a resource that is gone or renamed meanwhile
+        self._instances_failures[name] = InstancesFailure(message, time.time() if when is None else when)
+        self.instances_failure_changed.emit(name)
+
+    def note_instances_listed(self, name: str) -> None:
+        """The template's `instances` snippet answered: a failure shown until now is over."""
+        if self._instances_failures.pop(name, None) is not None:
+            self.instances_failure_changed.emit(name)
 
     # -- whole-project operations (not undoable) -----------------------------
 
@@ -392,6 +422,7 @@ class ProjectDocument(QObject):
         self._by_name = {spec.name: spec for spec in project.resources}
         self._names_by_key = None
         self._invalidate()
+        self._instances_failures.clear()
         self._forced_dirty = dirty
         self._remember_saved()
         self.project_reset.emit()
@@ -510,6 +541,7 @@ class ProjectDocument(QObject):
         self._invalidate(name)
         self._compare_order()
         self._differs.discard(f"spec:{name}")
+        self._instances_failures.pop(name, None)
         self.resource_removed.emit(name)
         self._emit_errors_changed([], [spec.key])
         self._emit_dirty()
@@ -526,6 +558,8 @@ class ProjectDocument(QObject):
         if old_name != stored.name:
             self._differs.discard(f"spec:{old_name}")
             self._compare_order()
+            # The server reports under the new name at its next listing; the old report is not about it.
+            self._instances_failures.pop(old_name, None)
         self._compare_spec(stored.name)
         self.resource_changed.emit(old_name, stored.name)
         self._emit_errors_changed([stored.name], [current.key, stored.key])
@@ -661,6 +695,7 @@ class ProjectDocument(QObject):
         for label, source, function in (
             ("Reader", spec.reader, "read"),
             ("Completion", spec.complete, "complete"),
+            ("Instances", spec.instances, "instances"),
         ):
             found = self._snippet_checks.result(source, filename=f"<{label.lower()}>", function=function)
             if found is not None:

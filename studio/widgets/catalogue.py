@@ -208,7 +208,7 @@ class CatalogueView(QWidget):
 
     @Slot(str, str)
     def note_instances_failed(self, name: str, message: str) -> None:
-        """The template's `instances` snippet failed: its row carries the error."""
+        """The template's `instances` snippet failed: its row (and the editor's Instances tab) carries the error."""
         self.template_model.note_instances_failed(name, message)
 
     @Slot(str, int)

@@ -64,12 +64,12 @@ class CatalogueModel(QAbstractTableModel):
         )
         self._error_icon = studio_icon("error", QStyle.StandardPixmap.SP_MessageBoxCritical)
         self._last_change: dict[str, float] = {}
-        self._live_errors: dict[str, str] = {}
         document.project_reset.connect(self._on_project_reset)
         document.resource_added.connect(self._on_resource_added)
         document.resource_removed.connect(self._on_resource_removed)
         document.resource_changed.connect(self._on_resource_changed)
         document.errors_changed.connect(self._on_errors_changed)
+        document.instances_failure_changed.connect(self._refresh_name)
         self._on_project_reset()
 
     @property
@@ -143,9 +143,9 @@ class CatalogueModel(QAbstractTableModel):
 
     def _errors(self, name: str) -> list[str]:
         errors = list(self._document.errors(name))
-        live = self._live_errors.get(name)
-        if live:
-            errors.append(f"instances: {live}")
+        failure = self._document.instances_failure(name)
+        if failure is not None:
+            errors.append(f"instances: {failure.message}")
         return errors
 
     # -- live data (fed by the window from the controller's signals) ----------
@@ -158,16 +158,19 @@ class CatalogueModel(QAbstractTableModel):
 
     @Slot(str, str)
     def note_instances_failed(self, name: str, message: str) -> None:
-        """The template's `instances` snippet failed: shown as one of its errors until it answers again."""
-        if self._live_errors.get(name) != message:
-            self._live_errors[name] = message
-            self._refresh_name(name)
+        """The template's `instances` snippet failed: shown as one of its errors until it answers again.
+
+        Kept by the document (`instances_failure`), so the editor's Instances tab shows it too.
+        """
+        failure = self._document.instances_failure(name)
+        if failure is None or failure.message != message:
+            self._document.note_instances_failed(name, message)
 
     @Slot(str, int)
     def note_instances_listed(self, name: str, count: int) -> None:
-        if self._live_errors.pop(name, None) is not None:
-            self._refresh_name(name)
+        self._document.note_instances_listed(name)
 
+    @Slot(str)
     def _refresh_name(self, name: str) -> None:
         row = self.row_of(name)
         if row >= 0:

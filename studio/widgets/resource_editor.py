@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import replace
 
 from PySide6.QtCore import QByteArray, QEvent, Qt, Signal, Slot
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QScrollArea,
     QSplitter,
     QStackedWidget,
+    QStyle,
     QTabWidget,
     QToolButton,
     QVBoxLayout,
@@ -23,22 +26,41 @@ from resources_qt.project import ResourceSpec
 from resources_qt.templates import compile_template
 from studio.document import ProjectDocument
 from studio.theme import status_colors
+from studio.widgets import studio_icon
 from studio.widgets.preview import PreviewPanel
 from studio.widgets.resource_form import ResourceForm
+from studio.widgets.snippet_editor import SnippetEditor
 from studio.widgets.snippet_output import OUTPUT_MAX_LINES, OutputBlock, SnippetOutputView
 from studio.widgets.snippet_pane import SnippetPane
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["OUTPUT_MAX_LINES", "ResourceEditor"]
+__all__ = ["INSTANCES_TAB", "OUTPUT_MAX_LINES", "ResourceEditor", "instances_placeholder"]
 
-READER_TAB, COMPLETIONS_TAB, PRELUDE_TAB = 0, 1, 2
+READER_TAB, COMPLETIONS_TAB, INSTANCES_TAB, PRELUDE_TAB = 0, 1, 2, 3
 BUILDER_WIDTH, MIN_CODE_WIDTH, MIN_SIDE_WIDTH = 340, 400, 330
 _COMPLETIONS_TIP = "Completion snippets are for URI templates: a direct resource has no variables to complete"
+_INSTANCES_TIP = "Instances are for URI templates: a direct resource is its own one instance"
+_INSTANCES_TEMPLATE_TIP = "def instances(): the concrete URIs of this template that resources/list shows"
+
+
+def instances_placeholder(variables: list[str]) -> str:
+    """The empty Instances tab's hint: a `def instances():` skeleton using the template's own variables.
+
+    Shown as a placeholder, never written into the project: an untouched tab leaves `instances` empty.
+    """
+    names = variables or ["id"]
+    item = ", ".join(f'"{name}": "{name}-1"' for name in names)
+    return (
+        "def instances():\n"
+        "    # One dict of the template's variables per instance (optional: name, title,\n"
+        "    # description, mime_type, size, annotations), or a concrete URI string.\n"
+        f"    return [{{{item}}}]"
+    )
 
 
 class ResourceEditor(QWidget):
-    """Snippet editors (Reader / Completions / Prelude) in the centre, preview and output beside them.
+    """Snippet editors (Reader / Completions / Instances / Prelude) in the centre, preview and output beside them.
 
     Left of the code sits the builder form, a panel shown and hidden with
     `set_builder_visible` (the window binds a key to it). The snippet is
@@ -112,6 +134,15 @@ class ResourceEditor(QWidget):
             object_name="completeEditor",
             parent=self,
         )
+        self.instances_pane = SnippetPane(
+            heading="<code>def instances()</code> lists the template's concrete URIs in resources/list "
+            "(optional)",
+            placeholder=instances_placeholder([]),
+            function="instances",
+            required=False,
+            object_name="instancesEditor",
+            parent=self,
+        )
         self.prelude_pane = SnippetPane(
             heading="Code shared by every snippet of the project: imports, helpers, data",
             placeholder="import json\n\nDATA = {...}",
@@ -123,12 +154,14 @@ class ResourceEditor(QWidget):
         self.snippet_editor = self.reader_pane.editor
         self.snippet_status = self.reader_pane.status
         self.complete_editor = self.complete_pane.editor
+        self.instances_editor = self.instances_pane.editor
         self.prelude_editor = self.prelude_pane.editor
         self.snippet_tabs = QTabWidget(self)
         self.snippet_tabs.setObjectName("snippetTabs")
         self.snippet_tabs.setDocumentMode(True)
         self.snippet_tabs.addTab(self.reader_pane, "Reader")
         self.snippet_tabs.addTab(self.complete_pane, "Completions")
+        self.snippet_tabs.addTab(self.instances_pane, "Instances")
         self.snippet_tabs.addTab(self.prelude_pane, "Prelude")
         self.builder_button = QToolButton(self)
         self.builder_button.setObjectName("builderToggle")
@@ -178,11 +211,13 @@ class ResourceEditor(QWidget):
 
         self.snippet_editor.source_edited.connect(self._on_reader_edited)
         self.complete_editor.source_edited.connect(self._on_complete_edited)
+        self.instances_editor.source_edited.connect(self._on_instances_edited)
         self.prelude_editor.source_edited.connect(self._on_prelude_edited)
         document.prelude_changed.connect(self._on_prelude_changed)
         document.resource_changed.connect(self._on_resource_changed)
         document.resource_removed.connect(self._on_resource_removed)
         document.project_reset.connect(self._on_project_reset)
+        document.instances_failure_changed.connect(self._on_instances_failure_changed)
         self.show_resource("")
 
     # -- public API ----------------------------------------------------------
@@ -199,6 +234,7 @@ class ResourceEditor(QWidget):
         self.form.set_resource(self._name)
         self.reader_pane.load(spec.reader if spec else "", active=spec is not None, key=self._name)
         self.complete_pane.load(spec.complete if spec else "", active=spec is not None, key=self._name)
+        self.instances_pane.load(spec.instances if spec else "", active=spec is not None, key=self._name)
         if self.prelude_editor.toPlainText() != self._document.project.prelude:
             self.prelude_pane.load(self._document.project.prelude)
         self.preview.set_resource(self._document.spec(self._name) if spec else None)
@@ -209,7 +245,7 @@ class ResourceEditor(QWidget):
     def flush(self) -> None:
         """Write pending edits (form and snippets) to the document now."""
         self.form.commit()
-        for editor in (self.snippet_editor, self.complete_editor, self.prelude_editor):
+        for editor in self._editors():
             editor.flush()
 
     @Slot(str)
@@ -268,7 +304,7 @@ class ResourceEditor(QWidget):
 
     def set_word_wrap(self, on: bool) -> None:
         """Wrap long lines in every snippet editor (on) or scroll them horizontally (off)."""
-        for editor in (self.snippet_editor, self.complete_editor, self.prelude_editor):
+        for editor in self._editors():
             editor.set_word_wrap(on)
 
     def splitter_states(self) -> dict[str, QByteArray]:
@@ -298,16 +334,27 @@ class ResourceEditor(QWidget):
 
     # -- internals -------------------------------------------------------------
 
+    def _editors(self) -> tuple[SnippetEditor, ...]:
+        return (self.snippet_editor, self.complete_editor, self.instances_editor, self.prelude_editor)
+
     def _follow_kind(self, spec: ResourceSpec | None) -> None:
-        """Completions are for templates: a direct resource never keeps that tab selected."""
+        """Completions and instances are for templates: a direct resource never keeps those tabs selected."""
         template = bool(spec is not None and spec.uri_template)
+        # Instances typed before the address became a direct URI stay reachable, to be cut or moved:
+        # the form names the problem ("instances need a uri_template") until then.
+        instances = template or bool(spec is not None and spec.instances.strip())
         tabs = self.snippet_tabs
-        # Back to the reader first: disabling the current tab would move on to the prelude instead.
-        if not template and tabs.currentIndex() == COMPLETIONS_TAB:
+        # Back to the reader first: disabling the current tab would move on to the next one instead.
+        if (not template and tabs.currentIndex() == COMPLETIONS_TAB) or (
+            not instances and tabs.currentIndex() == INSTANCES_TAB
+        ):
             tabs.setCurrentIndex(READER_TAB)
         tabs.setTabEnabled(COMPLETIONS_TAB, template)
         tabs.setTabToolTip(COMPLETIONS_TAB, "" if template else _COMPLETIONS_TIP)
+        tabs.setTabEnabled(INSTANCES_TAB, instances)
+        tabs.setTabToolTip(INSTANCES_TAB, _INSTANCES_TEMPLATE_TIP if template else _INSTANCES_TIP)
         self._update_completion_context(spec)
+        self._show_instances_failure()
 
     def _update_completion_context(self, spec: ResourceSpec | None) -> None:
         variables: list[str] = []
@@ -319,7 +366,22 @@ class ResourceEditor(QWidget):
         prelude = self._document.project.prelude
         self.reader_pane.set_completion_context(prelude=prelude, variables=variables)
         self.complete_pane.set_completion_context(prelude=prelude, variables=variables)
+        self.instances_pane.set_completion_context(prelude=prelude, variables=[])  # instances() takes no params
         self.prelude_pane.set_completion_context(prelude="", variables=[])  # the prelude is its own context
+        placeholder = instances_placeholder(variables)
+        if self.instances_editor.placeholderText() != placeholder:
+            self.instances_editor.setPlaceholderText(placeholder)
+
+    def _show_instances_failure(self) -> None:
+        """The server's last listing of the shown template: its error above the code, a mark on the tab."""
+        failure = self._document.instances_failure(self._name) if self._name else None
+        text = ""
+        if failure is not None:
+            since = time.strftime("%H:%M:%S", time.localtime(failure.time))
+            text = f"The last listing failed (since {since}): {failure.message}"
+        self.instances_pane.set_run_error(text)
+        icon = studio_icon("error", QStyle.StandardPixmap.SP_MessageBoxCritical) if failure is not None else QIcon()
+        self.snippet_tabs.setTabIcon(INSTANCES_TAB, icon)
 
     def _apply_colors(self) -> None:
         css = f"QLabel#emptyEditorHint {{ color: {status_colors(self.palette()).muted_text.name()}; }}"
@@ -333,12 +395,15 @@ class ResourceEditor(QWidget):
 
     # -- slots ---------------------------------------------------------------
 
-    def _update_spec(self, *, reader: str | None = None, complete: str | None = None) -> None:
+    def _update_spec(
+        self, *, reader: str | None = None, complete: str | None = None, instances: str | None = None
+    ) -> None:
         spec = self._document.spec(self._name) if self._name else None
         if spec is None:
             return
         changed = replace(spec, reader=spec.reader if reader is None else reader,
-                          complete=spec.complete if complete is None else complete)  # fmt: skip
+                          complete=spec.complete if complete is None else complete,
+                          instances=spec.instances if instances is None else instances)  # fmt: skip
         if changed != spec:
             self._document.update_resource(self._name, changed)
 
@@ -353,6 +418,15 @@ class ResourceEditor(QWidget):
     @Slot(str)
     def _on_complete_edited(self, source: str) -> None:
         self._update_spec(complete=source)
+
+    @Slot(str)
+    def _on_instances_edited(self, source: str) -> None:
+        self._update_spec(instances=source)
+
+    @Slot(str)
+    def _on_instances_failure_changed(self, name: str) -> None:
+        if name == self._name:
+            self._show_instances_failure()
 
     @Slot(str)
     def _on_prelude_edited(self, source: str) -> None:
@@ -376,7 +450,10 @@ class ResourceEditor(QWidget):
         if spec is None:
             return
         # Undo/redo of a snippet edit: show the document's source; a form edit leaves the text as it is.
-        for pane, source in ((self.reader_pane, spec.reader), (self.complete_pane, spec.complete)):
+        for pane, source in (
+            (self.reader_pane, spec.reader), (self.complete_pane, spec.complete),
+            (self.instances_pane, spec.instances),
+        ):  # fmt: skip
             if source != pane.editor.toPlainText() and not pane.editor.has_pending_edit:
                 pane.editor.set_source(source)
                 pane.check()

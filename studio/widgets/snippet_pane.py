@@ -8,7 +8,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from PySide6.QtCore import QEvent, QTimer, Slot
+from PySide6.QtCore import QEvent, Qt, QTimer, Slot
 from PySide6.QtGui import QPalette, QTextDocument
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
@@ -18,6 +18,7 @@ from studio.widgets.completion_source import CheckRequest
 from studio.widgets.editor_theme import ensure_contrast, theme_for_palette
 from studio.widgets.find_bar import FindBar
 from studio.widgets.goto_line import GoToLineBar
+from studio.widgets.marks import banner_style
 from studio.widgets.snippet_editor import SnippetEditor
 
 logger = logging.getLogger(__name__)
@@ -45,10 +46,11 @@ class SnippetPane(QWidget):
     """Heading, `SnippetEditor` with its find and go-to-line bars, and a status line.
 
     The source is compile-checked shortly after each edit. `function` ("read",
-    "complete" or None) is the top-level name the snippet must define;
+    "complete", "instances" or None) is the top-level name the snippet must define;
     `required` says whether an empty snippet is an error. Each resource (the
     `key` given to `load`) keeps its own editor document, so undo in the editor
-    still works after switching to another resource and back.
+    still works after switching to another resource and back. `set_run_error`
+    shows what the server reported when it last ran the snippet.
     """
 
     def __init__(
@@ -80,12 +82,21 @@ class SnippetPane(QWidget):
         self.status.setWordWrap(False)
         self.status.setFixedHeight(self.status.fontMetrics().lineSpacing() + 4)
         self.status.setMinimumWidth(1)
+        # What the server reported when it last ran the snippet (an instances listing that failed):
+        # shown only then, above the code, so it is seen before the code is read.
+        self.run_error = QLabel(self)
+        self.run_error.setObjectName(object_name.replace("Editor", "") + "RunError")
+        self.run_error.setWordWrap(True)
+        self.run_error.setTextFormat(Qt.TextFormat.PlainText)
+        self.run_error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.run_error.hide()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 0)
         layout.setSpacing(4)
         title = QLabel(heading, self)
         title.setWordWrap(True)
         layout.addWidget(title)
+        layout.addWidget(self.run_error)
         layout.addWidget(self.editor, 1)
         layout.addWidget(self.find_bar)
         layout.addWidget(self.go_to_line_bar)
@@ -154,6 +165,12 @@ class SnippetPane(QWidget):
             return
         self._show_check(check_source(source, function=self._function))
 
+    def set_run_error(self, text: str) -> None:
+        """Show what went wrong when the server last ran the snippet ("" hides it)."""
+        self.run_error.setText(text)
+        self.run_error.setToolTip(text)
+        self.run_error.setVisible(bool(text))
+
     @property
     def check_pending(self) -> bool:
         """True while a background compile check of the shown text is out."""
@@ -209,6 +226,7 @@ class SnippetPane(QWidget):
         status_palette = self.status.palette()
         status_palette.setColor(QPalette.ColorRole.WindowText, color)
         self.status.setPalette(status_palette)
+        self.run_error.setStyleSheet(banner_style(palette))
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
