@@ -3,9 +3,14 @@
 from importlib import import_module
 from typing import Any
 
-from resources_qt.collection import Match, Resources
-from resources_qt.content import ResourceContent, to_contents
-from resources_qt.errors import (
+from resources_qt import sdk_light
+
+# Before anything imports the SDK: the window's first paint must not wait for the whole `mcp` package.
+sdk_light.preload()
+
+from resources_qt.collection import Match, Resources  # noqa: E402
+from resources_qt.content import ResourceContent, to_contents  # noqa: E402
+from resources_qt.errors import (  # noqa: E402
     INTERNAL_ERROR,
     INVALID_PARAMS,
     OPERATION_FAILED,
@@ -16,7 +21,7 @@ from resources_qt.errors import (
     ResourceNotFoundError,
     ValidationError,
 )
-from resources_qt.resource import Annotations, CacheHint, Icon, Resource, ResourceBuilder
+from resources_qt.resource import Annotations, CacheHint, Icon, Resource, ResourceBuilder  # noqa: E402
 
 __version__ = "0.1.0"
 
