@@ -17,7 +17,8 @@ from mcp.shared.exceptions import MCPError
 from resources_qt.errors import INTERNAL_ERROR, INVALID_PARAMS, ReaderFailedError
 from resources_qt.server.completion import MAX_VALUES, complete_values, require_template
 from resources_qt.server.events import SessionOpened, SubscriptionAdded, SubscriptionRemoved
-from resources_qt.server.reading import read_resource
+from resources_qt.server.read_cache import Ticket, read_cache_for
+from resources_qt.server.reading import resolve
 from resources_qt.server.sessions import ListenSession
 
 if TYPE_CHECKING:
@@ -68,6 +69,8 @@ class _Handlers:
 
     def __init__(self, engine: ResourceServer) -> None:
         self._engine = engine
+        # Answers of resources with a cache hint, within their TTL (never for resources without one).
+        self._cache = read_cache_for(engine)
 
     async def _before_list(self) -> None:
         callback = self._engine.on_list_resources
@@ -96,22 +99,34 @@ class _Handlers:
         return types.ListResourceTemplatesResult(resource_templates=page, next_cursor=next_cursor)
 
     async def read(self, ctx: Ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
-        _check_length(params.uri, self._engine.max_uri_length)
+        engine = self._engine
+        uri = params.uri
+        _check_length(uri, engine.max_uri_length)
+        match = resolve(engine.resources, uri, protocol_version=ctx.protocol_version)
+        resource = match.resource
+        hint = resource.cache
+        ticket: Ticket | None = None
+        if hint is not None and hint.ttl_ms > 0:
+            kept, ticket = self._cache.lookup(uri, resource, engine.resources)
+            if kept is not None:
+                result: types.ReadResourceResult = kept
+                return result
         try:
-            match, contents = await read_resource(
-                self._engine.resources, params.uri, protocol_version=ctx.protocol_version
-            )
+            contents = await resource.read(uri, match.params)
         except ReaderFailedError as exc:
-            if not self._engine.mask_errors:
+            if not engine.mask_errors:
                 raise
             # The detail (the snippet's own words) stays in the studio and the log.
             logger.info("Reader failure masked for the client: %r", exc.message)
-            raise MCPError(exc.code, "The resource reader failed", {"uri": params.uri}) from exc
+            raise MCPError(exc.code, "The resource reader failed", {"uri": uri}) from exc
         wire = [c.to_mcp() for c in contents]
-        hint = match.resource.cache
-        if hint is not None:
-            return types.ReadResourceResult(contents=wire, ttl_ms=hint.ttl_ms, cache_scope=hint.scope)
-        return types.ReadResourceResult(contents=wire)
+        if hint is None:
+            return types.ReadResourceResult(contents=wire)
+        result = types.ReadResourceResult(contents=wire, ttl_ms=hint.ttl_ms, cache_scope=hint.scope)
+        if ticket is not None:
+            size = sum(len(c.text or "") + len(c.blob or "") for c in contents)
+            self._cache.store(ticket, result, ttl_ms=hint.ttl_ms, size=size)
+        return result
 
     async def subscribe(self, ctx: Ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
         engine = self._engine

@@ -11,12 +11,15 @@ from resources_qt.bus.events import BusEvent, ListChanged
 from resources_qt.server.events import NotificationSent, ServerEvent, Traffic
 from resources_qt.server.sessions import Session, SessionRegistry
 
-__all__ = ["LIST_CHANGED", "UPDATED", "EngineDelivery", "Notifier"]
+__all__ = ["LIST_CHANGED", "UPDATED", "EngineDelivery", "NotificationListener", "Notifier"]
 
 logger = logging.getLogger(__name__)
 
 LIST_CHANGED = "notifications/resources/list_changed"
 UPDATED = "notifications/resources/updated"
+
+NotificationListener = Callable[[str, str], None]
+"""`callback(method, uri)`; uri is "" for list_changed."""
 
 
 class Notifier:
@@ -37,8 +40,30 @@ class Notifier:
         self._emit = emit
         self._observing = observing
         self._drop_session = drop_session
+        self._listeners: list[NotificationListener] = []
+
+    def add_listener(self, callback: NotificationListener) -> Callable[[], None]:
+        """Call `callback(method, uri)` before each notification goes out (uri "" for list_changed).
+
+        Called even when nobody is subscribed: a notification says content
+        changed (the read cache drops what it kept), whoever hears it.
+        """
+        self._listeners = [*self._listeners, callback]
+
+        def unsubscribe() -> None:
+            self._listeners = [c for c in self._listeners if c is not callback]
+
+        return unsubscribe
+
+    def _heard(self, method: str, uri: str) -> None:
+        for callback in self._listeners:
+            try:
+                callback(method, uri)
+            except Exception:
+                logger.exception("Notification listener %r failed on %s", callback, method)
 
     async def list_changed(self) -> int:
+        self._heard(LIST_CHANGED, "")
         sent = 0
         for session in self._registry.list_listeners():
             if await self._deliver(session, LIST_CHANGED, "", session.send_list_changed()):
@@ -48,6 +73,7 @@ class Notifier:
 
     async def updated(self, uri: str, only: str | None = None) -> int:
         """To every subscriber of exactly `uri`, or only to session `only` if it is one."""
+        self._heard(UPDATED, uri)
         targets = self._registry.subscribers(uri)
         if only is not None:
             targets = [s for s in targets if s.id == only]

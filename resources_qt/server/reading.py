@@ -14,7 +14,7 @@ from resources_qt.collection import Match, Resources
 from resources_qt.content import ResourceContent
 from resources_qt.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, ResourceNotFoundError, ValidationError
 
-__all__ = ["PreviewOutcome", "not_found_code", "preview_read", "read_resource"]
+__all__ = ["PreviewOutcome", "not_found_code", "preview_read", "read_resource", "resolve"]
 
 
 def not_found_code(protocol_version: str | None) -> int:

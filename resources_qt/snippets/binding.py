@@ -104,6 +104,9 @@ def _snippet_reader(spec: ResourceSpec, pool: SnippetPool) -> SnippetReader:
         return await pool.read(key=key, source=source, uri=uri, params=params, mime_type=mime_type)
 
     read.__qualname__ = read.__name__ = f"read_{key}"
+    # The server's read cache (resources_qt.server.read_cache) keeps an answer only while this
+    # stays the same: a new prelude can change what every snippet returns.
+    setattr(read, "content_version", lambda: pool.prelude_digest)  # noqa: B010
     return read
 
 

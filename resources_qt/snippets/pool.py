@@ -153,6 +153,11 @@ class SnippetPool:
         """Calls waiting for a worker now (diagnostics and tests)."""
         return self._core.queued()
 
+    @property
+    def prelude_digest(self) -> str:
+        """Names the current prelude version (it changes with every `set_prelude` of a different source)."""
+        return self._core.prelude_version()[1]
+
     def set_prelude(self, source: str) -> None:
         """The shared prelude every snippet sees; takes effect on the next call."""
         if not isinstance(source, str):

@@ -1,0 +1,180 @@
+"""Answers for resources that declare a cache hint, kept for their TTL and dropped by every notification and edit."""
+
+from __future__ import annotations
+
+import threading
+import time
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from resources_qt.collection import ChangeKind, Resources
+from resources_qt.resource import Resource
+
+if TYPE_CHECKING:
+    from resources_qt.server.engine import ResourceServer
+
+__all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_MAX_ENTRIES", "MAX_ENTRY_BYTES", "ReadCache", "Ticket", "read_cache_for"]
+
+DEFAULT_MAX_ENTRIES = 1024
+DEFAULT_MAX_BYTES = 32 * 1024 * 1024
+MAX_ENTRY_BYTES = 1024 * 1024
+"""A larger answer is never kept: a handful of them would push everything else out."""
+
+CONTENT_VERSION = "content_version"
+"""Optional attribute of a reader: a callable whose value changes whenever its answers may change
+without the resource being edited (a snippet reader names its pool's prelude version)."""
+
+
+def _reader_version(resource: Resource) -> object:
+    version = getattr(resource.reader, CONTENT_VERSION, None)
+    return version() if callable(version) else None
+
+
+@dataclass(frozen=True, slots=True)
+class Ticket:
+    """What a miss saw: a store made with it is refused if anything was invalidated since."""
+
+    uri: str
+    resource: Resource
+    collection_version: int
+    reader_version: object
+    generation: int
+
+
+@dataclass(slots=True)
+class _Entry:
+    ticket: Ticket
+    expires: float
+    value: Any
+    size: int
+
+
+class ReadCache:
+    """A bounded (entries and bytes) map of concrete URI -> a read's answer, valid within the resource's TTL.
+
+    An entry is used only while the resource that produced it is still the one
+    the URI resolves to, the collection has not changed (its version covers
+    adds, removes, replaces and renames), and the reader's content version
+    (the snippet prelude) is the same. `invalidate(uri)` and `clear()` drop
+    entries and also refuse stores of reads that were already running, so an
+    answer computed before a change is never kept after it. Thread-safe.
+    """
+
+    def __init__(
+        self,
+        *,
+        max_entries: int = DEFAULT_MAX_ENTRIES,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if max_entries < 1 or max_bytes < 1:
+            raise ValueError(f"max_entries and max_bytes must be positive, not {max_entries}, {max_bytes}")
+        self.max_entries = max_entries
+        self.max_bytes = max_bytes
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[str, _Entry] = OrderedDict()
+        self._bytes = 0
+        self._generation = 0
+        self.hits = 0
+        self.misses = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @property
+    def size_bytes(self) -> int:
+        return self._bytes
+
+    def lookup(self, uri: str, resource: Resource, resources: Resources) -> tuple[Any, Ticket | None]:
+        """(the kept answer, None) on a hit; (None, a ticket for `store`) on a miss."""
+        collection_version = resources.version
+        reader_version = _reader_version(resource)
+        now = self._clock()
+        with self._lock:
+            entry = self._entries.get(uri)
+            if entry is not None:
+                kept = entry.ticket
+                if (
+                    entry.expires > now
+                    and kept.resource is resource
+                    and kept.collection_version == collection_version
+                    and kept.reader_version == reader_version
+                ):
+                    self._entries.move_to_end(uri)
+                    self.hits += 1
+                    return entry.value, None
+                self._drop_locked(uri)
+            self.misses += 1
+            return None, Ticket(uri, resource, collection_version, reader_version, self._generation)
+
+    def store(self, ticket: Ticket, value: Any, *, ttl_ms: int, size: int) -> bool:
+        """Keep `value` for `ttl_ms` unless something was invalidated since `ticket`; True if kept."""
+        if ttl_ms <= 0 or size > MAX_ENTRY_BYTES or size > self.max_bytes:
+            return False
+        expires = self._clock() + ttl_ms / 1000.0
+        with self._lock:
+            if ticket.generation != self._generation:
+                return False
+            self._drop_locked(ticket.uri)
+            self._entries[ticket.uri] = _Entry(ticket, expires, value, size)
+            self._bytes += size
+            while len(self._entries) > self.max_entries or self._bytes > self.max_bytes:
+                oldest = next(iter(self._entries))
+                self._drop_locked(oldest)
+            return True
+
+    def invalidate(self, uri: str) -> None:
+        """Forget `uri` (an `updated` notification for it, say)."""
+        with self._lock:
+            self._generation += 1
+            self._drop_locked(uri)
+
+    def invalidate_resource(self, resource: Resource) -> None:
+        """Forget every URI `resource` answered (it was added, removed or replaced)."""
+        with self._lock:
+            self._generation += 1
+            for uri in [u for u, e in self._entries.items() if e.ticket.resource is resource]:
+                self._drop_locked(uri)
+
+    def clear(self) -> None:
+        """Forget everything (a `list_changed` notification, say)."""
+        with self._lock:
+            self._generation += 1
+            self._entries.clear()
+            self._bytes = 0
+
+    def _drop_locked(self, uri: str) -> None:
+        entry = self._entries.pop(uri, None)
+        if entry is not None:
+            self._bytes -= entry.size
+
+
+_caches: weakref.WeakKeyDictionary[ResourceServer, ReadCache] = weakref.WeakKeyDictionary()
+_caches_lock = threading.Lock()
+
+
+def read_cache_for(engine: ResourceServer) -> ReadCache:
+    """The engine's one read cache, created on first use and wired to its notifier and its collection."""
+    with _caches_lock:
+        cache = _caches.get(engine)
+        if cache is not None:
+            return cache
+        cache = ReadCache()
+        _caches[engine] = cache
+
+    def on_notification(method: str, uri: str) -> None:
+        if uri:
+            cache.invalidate(uri)
+        else:
+            cache.clear()
+
+    def on_change(kind: ChangeKind, resource: Resource) -> None:
+        cache.invalidate_resource(resource)
+
+    engine.notifier.add_listener(on_notification)
+    engine.resources.add_listener(on_change)
+    return cache
