@@ -28,6 +28,7 @@ from resources_qt.resource import Annotations, Audience
 from resources_qt.templates import CompiledTemplate, compile_template
 from studio.document import Problem, ProjectDocument, default_sample
 from studio.widgets.icons_table import IconsTable
+from studio.widgets.live_fields import LiveDataFields
 from studio.widgets.marks import banner_style, invalid_style, note_style
 from studio.widgets.resource_details import ResourceDetails
 
@@ -78,6 +79,8 @@ class ResourceForm(QWidget):
         self._completion_edits: dict[str, QLineEdit] = {}
         # resource name -> a rename the document refused (empty or taken): nothing typed is lost
         self._drafts: dict[str, str] = {}
+        # resource name -> live data fields (files, interval) typed but refused: kept the same way
+        self._live_drafts: dict[str, tuple[str, str]] = {}
         self._default_tips: dict[QWidget, str] = {}
 
         self.name_edit = QLineEdit(self)
@@ -159,6 +162,7 @@ class ResourceForm(QWidget):
         self.error_label.hide()
 
         self.details = ResourceDetails(self)
+        self.live = LiveDataFields(self)
 
         self._build_layout()
         self._apply_styles()
@@ -217,6 +221,7 @@ class ResourceForm(QWidget):
         layout.addWidget(self.error_label)
         layout.addLayout(form)
         layout.addWidget(self.completions_box)
+        layout.addWidget(self.live.box)
         layout.addStretch(1)
 
     def _connect_edits(self) -> None:
@@ -237,6 +242,8 @@ class ResourceForm(QWidget):
         self.details.edited.connect(self._on_edited)
         self.details.changed.connect(self._on_changed_now)
         self.details.editing_finished.connect(self._on_editing_finished)
+        self.live.edited.connect(self._on_edited)
+        self.live.editing_finished.connect(self._on_editing_finished)
 
     # -- public API ----------------------------------------------------------
 
@@ -263,6 +270,10 @@ class ResourceForm(QWidget):
         base_dir = self._document.path.parent if self._document.path else None
         self.icons_table.set_base_dir(str(base_dir) if base_dir else "")
         self._load(spec or ResourceSpec())
+        live_draft = self._live_drafts.get(self._name) if spec is not None else None
+        if live_draft is not None:
+            # Live data fields the user typed but that could not be taken come back too, with their errors.
+            self.live.set_texts(*live_draft)
         draft = self._drafts.get(self._name)
         if spec is not None and draft is not None:
             # The name the user typed but the document refused comes back, with its error.
@@ -276,6 +287,9 @@ class ResourceForm(QWidget):
                 self._on_edited()
             self._show_errors(self._current_errors(name_error))
             return
+        if live_draft is not None:
+            self._show_errors(self._current_errors(self.candidate()[1]))
+            return
         self._show_errors(self._document.form_problems(self._name) if spec is not None else [])
 
     def draft_name(self, name: str) -> str | None:
@@ -285,10 +299,15 @@ class ResourceForm(QWidget):
     def _keep_draft(self) -> None:
         if not self._name or self._document.peek(self._name) is None:
             return
-        if self.candidate()[1] is not None:
+        name_error = self.candidate()[1]
+        if name_error is not None:
             self._drafts[self._name] = self.name_edit.text()
         else:
             self._drafts.pop(self._name, None)
+        if any(problem.field and problem.field.startswith("watch") for problem in self._detail_problems):
+            self._live_drafts[self._name] = self.live.texts()
+        else:
+            self._live_drafts.pop(self._name, None)
 
     def commit(self) -> None:
         """Write the user's edits to the document now (also happens shortly after each edit).
@@ -351,7 +370,7 @@ class ResourceForm(QWidget):
         annotations = Annotations(audience, priority, last_modified)
         spec.annotations = None if annotations.is_empty else annotations
         # Size, last modified and cache hint: a value that does not parse keeps the stored one.
-        details = self.details.apply(spec, template=template)
+        details = self.details.apply(spec, template=template) + self.live.apply(spec)
         self._detail_problems = icon_problems + [Problem(message, key) for key, message in details]
         return spec, name_error
 
@@ -379,6 +398,7 @@ class ResourceForm(QWidget):
             self._set_plain(self.samples_edit, "\n".join(spec.samples))
             self._rebuild_completions(spec.completions)
             self.details.load(spec)
+            self.live.load(spec)
             self._update_address_label()
             self._template = self._compiled()
         finally:
@@ -497,6 +517,8 @@ class ResourceForm(QWidget):
         self.error_label.setText("\n".join(shown))
         self.error_label.setToolTip("\n".join(messages))
         self.error_label.setVisible(bool(errors))
+        if any(problem.field and problem.field.startswith("watch") for problem in errors):
+            self.live.set_expanded(True)  # a refused value is never folded out of sight
         style = invalid_style(self.palette())
         for widget in self._markable():
             tip = next((problem.message for problem in errors if widget is self._field_widget(problem)), "")
@@ -508,7 +530,8 @@ class ResourceForm(QWidget):
     def _markable(self) -> list[QWidget]:
         return [self.name_edit, self.title_edit, self.description_edit, self.uri_edit, self.mime_edit,
                 self.samples_edit, self.icons_table.table, self.priority_spin, self.completions_box,
-                *dict.fromkeys(self.details.markable().values())]  # fmt: skip
+                *dict.fromkeys(self.details.markable().values()),
+                *dict.fromkeys(self.live.markable().values())]  # fmt: skip
 
     def _field_widget(self, problem: Problem) -> QWidget | None:
         """The widget of the field a problem is about, from its `field` (e.g. "uri_template", "icons[0].src")."""
@@ -520,7 +543,7 @@ class ResourceForm(QWidget):
             "uri": self.uri_edit, "uri_template": self.uri_edit, "mime_type": self.mime_edit,
             "samples": self.samples_edit, "icons": self.icons_table.table, "completions": self.completions_box,
             "annotations.priority": self.priority_spin, "annotations.audience": self.priority_spin,
-            "annotations": self.priority_spin, **self.details.markable(),
+            "annotations": self.priority_spin, **self.details.markable(), **self.live.markable(),
         }  # fmt: skip
         return widgets.get(problem.field) or widgets.get(key) or widgets.get(key.split(".", 1)[0])
 
@@ -543,6 +566,7 @@ class ResourceForm(QWidget):
         palette = self.palette()
         self.error_label.setStyleSheet(banner_style(palette))
         self.samples_warning.setStyleSheet(note_style(palette, warning=True))
+        self.live.summary.setStyleSheet(note_style(palette))
         if self._errors:
             self._show_errors(self._errors)
 
@@ -585,6 +609,8 @@ class ResourceForm(QWidget):
     def _on_resource_changed(self, old_name: str, new_name: str) -> None:
         if old_name != new_name and old_name in self._drafts:
             self._drafts[new_name] = self._drafts.pop(old_name)
+        if old_name != new_name and old_name in self._live_drafts:
+            self._live_drafts[new_name] = self._live_drafts.pop(old_name)
         if self._committing:
             return
         if old_name == self._name:
@@ -607,6 +633,7 @@ class ResourceForm(QWidget):
     @Slot(str)
     def _on_resource_removed(self, name: str) -> None:
         self._drafts.pop(name, None)
+        self._live_drafts.pop(name, None)
         if name == self._name:
             self._timer.stop()
             self.set_resource("")
@@ -617,5 +644,6 @@ class ResourceForm(QWidget):
     def _on_project_reset(self) -> None:
         self._timer.stop()
         self._drafts.clear()
+        self._live_drafts.clear()
         self._name = ""
         self.set_resource("")
