@@ -5,8 +5,9 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from PySide6.QtGui import QColor, QGuiApplication, QPalette
-from PySide6.QtWidgets import QApplication, QStyleFactory
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QColor, QGuiApplication, QPainter, QPalette, QPen
+from PySide6.QtWidgets import QApplication, QProxyStyle, QStyle, QStyleFactory, QStyleOption, QWidget
 
 from studio.widgets.editor_theme import style_for_palette
 
@@ -18,6 +19,7 @@ __all__ = [
     "apply_theme",
     "contrast_ratio",
     "current_theme",
+    "indicator_outline",
     "is_dark",
     "pygments_style",
     "status_colors",
@@ -82,6 +84,11 @@ _SYSTEM_STYLE_PROPERTY = "studioSystemStyle"
 _SYSTEM_PALETTE: dict[str, QPalette] = {}
 _THEME_PROPERTY = "studioTheme"
 MIN_CONTRAST = 4.5
+MIN_CONTROL_CONTRAST = 3.0
+"""WCAG 1.4.11: what a control's boundary needs against the colours beside it (a check box's frame)."""
+_OUTLINE_CONTRAST = 4.0
+"""What the indicator frame is computed for: a margin over `MIN_CONTROL_CONTRAST`, since a round frame is
+anti-aliased and its pixels come out lighter than the pen (measured on rendered radio buttons)."""
 
 
 def _palette(table: dict[QPalette.ColorRole, tuple[str, str]]) -> QPalette:
@@ -109,7 +116,7 @@ def apply_theme(app: QApplication, name: str) -> None:
             app.setStyle(system_style)
         app.setPalette(_SYSTEM_PALETTE.get("palette", QPalette()))
     else:
-        app.setStyle("Fusion")
+        app.setStyle(StudioStyle())
         app.setPalette(_palette(_DARK if name == "dark" else _LIGHT))
     app.setProperty(_THEME_PROPERTY, name)
     logger.debug("theme %s applied", name)
@@ -215,3 +222,52 @@ def status_colors(palette: QPalette) -> StatusColors:
         incoming=_readable(hues["incoming"], base, text),
         outgoing=_readable(hues["outgoing"], base, text),
     )
+
+
+def indicator_outline(palette: QPalette) -> QColor:
+    """The frame of a check box or radio button: the window colour moved toward the text far enough to
+    stand out against both the window around it and the base inside it (4:1, so the anti-aliased circle
+    still reaches WCAG's 3:1). Fusion's own frame, the window colour darkened, all but vanishes on a dark
+    window."""
+    window, base, text = (palette.color(role) for role in (_Role.Window, _Role.Base, _Role.Text))
+    for step in range(41):
+        candidate = _blend(window, text, step / 40)
+        if min(contrast_ratio(candidate, window), contrast_ratio(candidate, base)) >= _OUTLINE_CONTRAST:
+            return candidate
+    return QColor(text)
+
+
+class StudioStyle(QProxyStyle):
+    """Fusion, with check box and radio button frames from `indicator_outline`, so they are seen in both themes."""
+
+    def __init__(self) -> None:
+        super().__init__(QStyleFactory.create("Fusion"))
+
+    def drawPrimitive(
+        self,
+        element: QStyle.PrimitiveElement,
+        option: QStyleOption,
+        painter: QPainter,
+        widget: QWidget | None = None,
+    ) -> None:
+        super().drawPrimitive(element, option, painter, widget)
+        indicators = (QStyle.PrimitiveElement.PE_IndicatorCheckBox, QStyle.PrimitiveElement.PE_IndicatorRadioButton)
+        if element not in indicators:
+            return
+        state = option.state
+        if state & QStyle.StateFlag.State_HasFocus and state & QStyle.StateFlag.State_KeyboardFocusChange:
+            return  # Fusion frames a keyboard-focused indicator in the highlight colour: keep that
+        rect = option.rect
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        painter.setPen(QPen(indicator_outline(option.palette)))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        if element == QStyle.PrimitiveElement.PE_IndicatorCheckBox:
+            # Fusion's geometry: the rect less one pixel, on half pixels so the line is crisp.
+            painter.drawRect(QRectF(rect).adjusted(0.5, 0.5, -0.5, -0.5))
+        else:
+            width = rect.width()
+            radius = (width + (width + 1) % 2) / 2.0 - 1
+            centre = QPointF(rect.center()) + QPointF(1.0, 1.0)
+            painter.drawEllipse(centre, radius, radius)
+        painter.restore()

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from helpers.contrast import contrast, grab, text_contrast
 from PySide6.QtCore import QRect
-from PySide6.QtGui import QPalette, QTextCursor
-from PySide6.QtWidgets import QApplication
+from PySide6.QtGui import QColor, QPalette, QTextCursor
+from PySide6.QtWidgets import QApplication, QCheckBox, QRadioButton, QStyle, QStyleOptionButton, QVBoxLayout, QWidget
 
 from studio.app import run_app
 from studio.cli import build_parser
-from studio.theme import apply_theme, current_theme, is_dark, status_colors
+from studio.theme import MIN_CONTROL_CONTRAST, apply_theme, current_theme, is_dark, status_colors
 
 WAIT_MS = 15_000
 AA = 4.5
@@ -26,7 +26,8 @@ def app(qapp):
 def test_light_and_dark_are_full_palettes_and_system_puts_the_platform_back(app):
     original = QApplication.palette().color(QPalette.ColorRole.Base)
     apply_theme(app, "dark")
-    assert is_dark(QApplication.palette()) and app.style().name().lower() == "fusion"
+    style = app.style()
+    assert is_dark(QApplication.palette()) and style.baseStyle().name().lower() == "fusion"
     assert current_theme(app) == "dark"
     apply_theme(app, "light")
     assert not is_dark(QApplication.palette())
@@ -34,6 +35,46 @@ def test_light_and_dark_are_full_palettes_and_system_puts_the_platform_back(app)
     assert QApplication.palette().color(QPalette.ColorRole.Base) == original and current_theme(app) == "system"
     with pytest.raises(ValueError, match="theme"):
         apply_theme(app, "neon")
+
+
+def _indicator_rect(button: QCheckBox | QRadioButton) -> QRect:
+    option = QStyleOptionButton()
+    option.initFrom(button)
+    element = (
+        QStyle.SubElement.SE_CheckBoxIndicator if isinstance(button, QCheckBox)
+        else QStyle.SubElement.SE_RadioButtonIndicator
+    )  # fmt: skip
+    return button.style().subElementRect(element, option, button).translated(button.pos())
+
+
+@pytest.mark.parametrize("name", ["light", "dark"])
+def test_check_box_and_radio_frames_stand_out_from_the_window_and_their_base(app, qtbot, name):
+    apply_theme(app, name)
+    host = QWidget()
+    qtbot.addWidget(host)
+    layout = QVBoxLayout(host)
+    buttons = [QCheckBox("user", host), QRadioButton("Direct URI", host), QCheckBox("checked", host)]
+    buttons[2].setChecked(True)
+    for button in buttons:
+        layout.addWidget(button)
+    host.show()
+    qtbot.waitExposed(host)
+    image = grab(host)
+    window = host.palette().color(QPalette.ColorRole.Window)
+    base = host.palette().color(QPalette.ColorRole.Base)
+    for button in buttons:
+        area = _indicator_rect(button)
+        pixels = {image.pixel(x, y) for y in range(area.top(), area.bottom() + 1)
+                  for x in range(area.left(), area.right() + 1)}  # fmt: skip
+        colors = [QColor.fromRgb(rgb) for rgb in pixels]
+        # The frame: the pixels that differ most from the window around the box and from the base inside it.
+        against_window = max(contrast(color, window) for color in colors)
+        against_base = max(contrast(color, base) for color in colors)
+        label = f"{name} {button.text()}"
+        assert against_window >= MIN_CONTROL_CONTRAST, f"{label}: frame on the window only {against_window:.2f}"
+        assert against_base >= MIN_CONTROL_CONTRAST, f"{label}: frame on the base only {against_base:.2f}"
+        ratio, _mark, _background = text_contrast(image, area)
+        assert ratio >= MIN_CONTROL_CONTRAST, f"{label}: indicator {ratio:.2f}"
 
 
 @pytest.mark.parametrize("name", ["light", "dark"])
