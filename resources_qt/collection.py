@@ -332,6 +332,15 @@ class Resources:
         with self._lock:
             return [r for r in self._items if r.is_template]
 
+    def items_slice(self, start: int, stop: int | None) -> tuple[int, list[Resource]]:
+        """`version` and the resources at positions `start` to `stop` (None: the end), read together.
+
+        Lets a listing read only the part of a large collection a page needs,
+        and notice by the version that the collection changed between reads.
+        """
+        with self._lock:
+            return self._version, self._items[start:stop]
+
     def __len__(self) -> int:
         return len(self._items)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import sys
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Literal, cast
@@ -55,64 +56,104 @@ def invalid_cursor(cursor: str) -> MCPError:
     return MCPError(INVALID_PARAMS, f"Invalid cursor: {shown!r}", {"cursorLength": len(cursor)})
 
 
-class _Listing:
-    """One side of the split, with a name -> position index built only when a cursor needs it."""
+FIRST_CHUNK = 256
+"""Collection items the split reads at first; each further read doubles, so a full walk takes few lock rounds."""
 
-    __slots__ = ("_index", "items", "kind")
+MAX_RESTARTS = 4
+"""Times a page restarts because the collection changed under it before it reads a consistent whole copy."""
 
-    def __init__(self, kind: Listing, items: list[Resource]) -> None:
-        self.kind = kind
-        self.items = items
-        self._index: dict[str, int] | None = None
 
-    def start_after(self, cursor: str | None) -> int:
-        if not cursor:
-            return 0
-        kind, position, name = decode_cursor(cursor)
-        if kind != self.kind:
-            raise invalid_cursor(cursor)
-        if position < len(self.items) and self.items[position].name == name:
-            return position + 1  # unchanged since the previous page: no index needed
+class _Split:
+    """The direct and template listings of one collection version, split only as far as a page has needed.
+
+    The first page of a 100,000-resource catalogue reads a few hundred
+    items instead of all of them; walking every page reads the collection
+    once per version, as splitting it whole would. Instances are appended
+    when the walk reaches the collection's end.
+    """
+
+    __slots__ = ("_chunk", "_index", "_instances", "_items", "_scanned", "complete", "direct", "templates",
+                 "version")
+
+    def __init__(self, version: int, instances: Mapping[str, tuple[Resource, ...]],
+                 items: list[Resource] | None = None) -> None:
+        self.version = version
+        self._instances = instances
+        self._items = items  # a whole copy (after repeated changes) instead of reading the collection
+        self._scanned = 0
+        self._chunk = FIRST_CHUNK
+        self._index: dict[tuple[Listing, str], int] | None = None
+        self.complete = False
+        self.direct: list[Resource] = []
+        self.templates: list[Resource] = []
+
+    def listing(self, kind: Listing) -> list[Resource]:
+        return self.direct if kind == "d" else self.templates
+
+    def extend(self, resources: Resources, kind: Listing, count: int) -> bool:
+        """Split until `kind` has `count` items or the collection ends; False if the collection changed."""
+        wanted = self.listing(kind)
+        while len(wanted) < count and not self.complete:
+            if self._items is not None:
+                chunk = self._items[self._scanned:]
+            else:
+                version, chunk = resources.items_slice(self._scanned, self._scanned + self._chunk)
+                if version != self.version:
+                    return False
+                self._chunk *= 2
+            self._scanned += len(chunk)
+            for resource in chunk:
+                (self.templates if resource.is_template else self.direct).append(resource)
+            if self._items is not None or not chunk:
+                self._finish()
+        return True
+
+    def _finish(self) -> None:
+        self.complete = True
+        if not self._instances:
+            return
+        taken = {r.uri for r in self.direct} | {r.name for r in self.direct}
+        for template in self.templates:
+            for instance in self._instances.get(template.name, ()):
+                if instance.uri in taken or instance.name in taken:
+                    continue
+                taken.update((instance.uri, instance.name))
+                self.direct.append(instance)
+
+    def position_of(self, kind: Listing, name: str) -> int | None:
+        """Where `name` stands in the complete listing `kind` (call after splitting the whole collection)."""
         if self._index is None:
-            self._index = {resource.name: i for i, resource in enumerate(self.items)}
-        found = self._index.get(name)
-        # Resuming after the last item sent survives additions and removals
-        # between pages; if that item itself is gone, whatever slid into its
-        # place comes next.
-        return found + 1 if found is not None else min(position, len(self.items))
-
-    def page(self, cursor: str | None, page_size: int) -> tuple[list[Resource], str | None]:
-        start = self.start_after(cursor)
-        end = start + page_size
-        items = self.items[start:end]
-        if end >= len(self.items) or not items:
-            return items, None
-        return items, encode_cursor(self.kind, end - 1, items[-1].name)
+            index: dict[tuple[Listing, str], int] = {("d", r.name): i for i, r in enumerate(self.direct)}
+            index.update({("t", r.name): i for i, r in enumerate(self.templates)})
+            self._index = index
+        return self._index.get((kind, name))
 
 
 class ListingCache:
-    """The direct/template split, rebuilt only when `Resources.version` moves; pages convert lazily.
+    """Pages of the direct/template split of a collection, split lazily per `Resources.version`.
 
-    Splitting 100,000 resources is one cheap pass per change; only the page
-    being answered is converted to SDK models, so a listing costs the same
-    whatever the catalogue's size.
+    A page reads only as much of the collection as it shows (the first
+    page of 100,000 resources reads a few hundred), and only the page
+    being answered is converted to SDK models, so a listing costs about
+    the same whatever the catalogue's size. Cursors name the last item
+    sent: paging resumes after it although resources were added or removed
+    between pages, and if that item itself is gone, whatever slid into its
+    place comes next.
 
     Template instances (issue 13: what a template's `instances` snippet
     lists) follow the collection's direct resources, in template order. They
     never enter the collection, so listing them sends no `list_changed` (a
     client re-listing on `list_changed` would loop). A collection resource
-    with the same URI or name wins over an instance. Cursors resume after the
-    last name sent, so paging stays correct while instances come and go.
+    with the same URI or name wins over an instance.
     """
 
     def __init__(self, resources: Resources) -> None:
         self._resources = resources
         self._lock = threading.Lock()
-        self._version: tuple[int, int] = (-1, -1)
-        self._direct = _Listing("d", [])
-        self._templates = _Listing("t", [])
+        self._split: _Split | None = None
         self._instances: dict[str, tuple[Resource, ...]] = {}
         self._generation = 0
+        self._split_generation = -1
 
     def set_instances(self, template: str, instances: Sequence[Resource]) -> None:
         """Replace the instances listed for the template named `template`."""
@@ -139,38 +180,70 @@ class ListingCache:
         with self._lock:
             return dict(self._instances)
 
-    def _refresh(self) -> None:
-        version = (self._resources.version, self._generation)
-        if version == self._version:
-            return
-        direct: list[Resource] = []
-        templates: list[Resource] = []
-        for resource in self._resources:
-            (templates if resource.is_template else direct).append(resource)
-        if self._instances:
-            taken = {r.uri for r in direct} | {r.name for r in direct}
-            for template in templates:
-                for instance in self._instances.get(template.name, ()):
-                    if instance.uri in taken or instance.name in taken:
-                        continue
-                    taken.update((instance.uri, instance.name))
-                    direct.append(instance)
-        self._direct, self._templates = _Listing("d", direct), _Listing("t", templates)
-        self._version = version
+    def _current(self) -> _Split:
+        split = self._split
+        if split is None or split.version != self._resources.version or self._split_generation != self._generation:
+            split = _Split(self._resources.version, dict(self._instances))
+            self._split, self._split_generation = split, self._generation
+        return split
+
+    def _page(self, kind: Listing, cursor: str | None, page_size: int) -> tuple[list[Resource], str | None]:
+        position, name = -1, ""
+        if cursor:
+            cursor_kind, position, name = decode_cursor(cursor)
+            if cursor_kind != kind:
+                raise invalid_cursor(cursor)
+        for _ in range(MAX_RESTARTS):
+            page = _page_of(self._current(), self._resources, kind, position, name, page_size)
+            if page is not None:
+                return page
+            self._split = None  # the collection changed under the page: start over from its new version
+        # Edits keep arriving: page through one consistent whole copy, as the listing was built before.
+        version, items = self._resources.items_slice(0, None)
+        split = _Split(version, dict(self._instances), items)
+        self._split, self._split_generation = split, self._generation
+        page = _page_of(split, self._resources, kind, position, name, page_size)
+        assert page is not None, "a split of a whole copy cannot see the collection change"
+        return page
 
     def direct_page(self, cursor: str | None, page_size: int) -> tuple[list[types.Resource], str | None]:
         with self._lock:
-            self._refresh()
-            items, next_cursor = self._direct.page(cursor, page_size)
+            items, next_cursor = self._page("d", cursor, page_size)
         return [cast(types.Resource, r.to_mcp()) for r in items], next_cursor
 
     def template_page(
         self, cursor: str | None, page_size: int
     ) -> tuple[list[types.ResourceTemplate], str | None]:
         with self._lock:
-            self._refresh()
-            items, next_cursor = self._templates.page(cursor, page_size)
+            items, next_cursor = self._page("t", cursor, page_size)
         return [cast(types.ResourceTemplate, r.to_mcp()) for r in items], next_cursor
+
+
+def _page_of(
+    split: _Split, resources: Resources, kind: Listing, position: int, name: str, page_size: int
+) -> tuple[list[Resource], str | None] | None:
+    """The page after the item `name` last seen at `position` (-1: the first page); None if the collection changed."""
+    start = 0
+    if position >= 0:
+        if not split.extend(resources, kind, position + 1):
+            return None
+        items = split.listing(kind)
+        if position < len(items) and items[position].name == name:
+            start = position + 1  # unchanged since the previous page: nothing more to look up
+        else:
+            if not split.extend(resources, kind, sys.maxsize):
+                return None
+            found = split.position_of(kind, name)
+            start = found + 1 if found is not None else min(position, len(split.listing(kind)))
+    end = start + page_size
+    # One item past the page tells whether another page follows.
+    if not split.extend(resources, kind, end + 1):
+        return None
+    items = split.listing(kind)
+    page = items[start:end]
+    if end >= len(items) or not page:
+        return page, None
+    return page, encode_cursor(kind, end - 1, page[-1].name)
 
 
 def _signature(resource: Resource) -> tuple[object, ...]:
