@@ -1,4 +1,4 @@
-"""ResourceServer: serves a Resources collection over stdio or Streamable HTTP on its own loop thread."""
+"""ResourceServer: serves a Resources collection over stdio and/or Streamable HTTP on one loop thread."""
 
 from __future__ import annotations
 
@@ -7,14 +7,11 @@ import concurrent.futures
 import contextlib
 import logging
 import threading
-import time
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, TextIO, TypeVar
 
-import uvicorn
 from mcp.server.context import ServerRequestContext
-from mcp.server.stdio import stdio_server
 
 from resources_qt.bus.relay import Bus, NotificationRelay
 from resources_qt.bus.urls import redact
@@ -32,16 +29,22 @@ from resources_qt.server.events import (
     SessionInfo,
     SessionOpened,
     SubscriptionRemoved,
+    TransportStopped,
 )
 from resources_qt.server.handlers import build_lowlevel
-from resources_qt.server.loopthread import LoopThread
 from resources_qt.server.middleware import SESSION_KEY, EngineMiddleware, connection_of
 from resources_qt.server.notify import EngineDelivery, Notifier
 from resources_qt.server.paging import ListingCache
 from resources_qt.server.reading import PreviewOutcome, preview_read
-from resources_qt.server.sdk_private import http_transports, live_session_manager
 from resources_qt.server.sessions import LegacySession, Session, SessionRegistry
-from resources_qt.server.stdio import StdinClaim
+from resources_qt.server.transports import (
+    HostedTransport,
+    HttpTransport,
+    StdioTransport,
+    TransportHost,
+    TransportName,
+    current_transport,
+)
 
 __all__ = ["ResourceServer"]
 
@@ -50,9 +53,6 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 ListCallback = Callable[[Resources], "Awaitable[None] | None"]
-
-_START_TIMEOUT = 15.0
-_STOP_TIMEOUT = 10.0
 
 
 class ResourceServer:
@@ -63,6 +63,12 @@ class ResourceServer:
     advertised to clients as capabilities. The server runs on its own
     asyncio.SelectorEventLoop in a background thread; observers receive
     events (resources_qt.server.events) on that thread.
+
+    HTTP and stdio may be served at once: both transports are tasks on that
+    one loop, over the same collection, sessions and notifications
+    (`stop_http()` / `stop_stdio()` end one, `stop()` ends all). Each
+    transport's lowlevel SDK server is built when it starts, so it advertises
+    the capabilities switched on at that moment.
 
     The `completions` capability is always advertised (resources can gain
     completions while serving, and capabilities are fixed at start); a
@@ -147,17 +153,14 @@ class ResourceServer:
             None,
         )
         self._unwatch_bus: Callable[[], None] | None = None
-        self.transport = ""
         self._observers: list[Observer] = []
         self._observers_lock = threading.Lock()
-        self._thread: LoopThread | None = None
-        self._stdin: StdinClaim | None = None
-        self._uvicorn: uvicorn.Server | None = None
-        self._lowlevel: Any = None
-        self._listen_closers: list[Callable[[], None]] = []
-        self._url: str | None = None
-        self._port: int | None = None
-        self._stopping = False
+        self._host = TransportHost(
+            setup=self._setup_loop,
+            teardown=self.relay.close,
+            on_ended=self._on_transport_ended,
+            on_exit=self._on_thread_exit,
+        )
         self._failure: str | None = None
         self._list_changed_pending = False
         self._state_lock = threading.Lock()
@@ -193,22 +196,42 @@ class ResourceServer:
 
     @property
     def is_running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive() and not self._stopping
+        """Some transport is being served (or starting) and stop() has not been asked for."""
+        return self._host.alive() and not self._host.stopping
+
+    @property
+    def transports(self) -> tuple[TransportName, ...]:
+        """The transports being served right now: "http", "stdio", both, or none."""
+        return self._host.names()
+
+    @property
+    def transport(self) -> str:
+        """The transport of the request being handled ("http" / "stdio"); else the only one served, or ""."""
+        current = current_transport()
+        if current:
+            return current
+        names = self._host.names()
+        return names[0] if len(names) == 1 else ""
 
     @property
     def url(self) -> str | None:
         """The HTTP endpoint (`http://host:port/mcp`) while serving HTTP, else None."""
-        return self._url
+        http = self._host.get("http")
+        return http.url if isinstance(http, HttpTransport) and http.started.is_set() else None
 
     @property
     def port(self) -> int | None:
-        return self._port
+        http = self._host.get("http")
+        return http.port if isinstance(http, HttpTransport) and http.started.is_set() else None
 
     def sessions(self) -> list[SessionInfo]:
-        """One record per connected handshake-era session or 2026-07-28 listen stream."""
+        """One record per connected handshake-era session or 2026-07-28 listen stream, of every transport."""
         return self.registry.infos()
 
     # -- starting and stopping -----------------------------------------------
+    #
+    # One loop thread serves every transport: the first start makes it, each
+    # start adds its transport as a task on it, and it ends with the last one.
 
     def start_http(
         self,
@@ -220,18 +243,19 @@ class ResourceServer:
     ) -> str:
         """Serve Streamable HTTP at /mcp; returns the URL once the socket listens (port 0: any free port).
 
+        A stdio transport being served keeps running beside it (same collection, sessions and pool).
+
         Raises:
             ValueError: a non-loopback host without a token.
             OSError: the port is busy or the address unusable.
-            RuntimeError: already running, or the server failed to start.
+            RuntimeError: serving HTTP already, still stopping, or the server failed to start.
         """
-        self._ensure_stopped()
+        self._host.check_can_start("http")
         http_host.check_bind(host, token)
         sock = http_host.bind_socket(host, port)
         try:
             bound = sock.getsockname()[1]
-            server = build_lowlevel(self._prepare_run("http"))
-            self._lowlevel = server
+            server = build_lowlevel(self)
             app = http_host.build_app(
                 server,
                 host=host,
@@ -246,94 +270,53 @@ class ResourceServer:
             sock.close()
             raise
         url = http_host.endpoint_url(host, bound)
-        ready = threading.Event()
-
-        def started() -> None:
-            self._url, self._port = url, bound
-            self.emit(ServerStarted(url, "http"))
-            ready.set()
-
-        def keep(server: uvicorn.Server) -> None:
-            self._uvicorn = server
-
-        async def main() -> None:
-            try:
-                ok = await http_host.serve_uvicorn(app, sock, on_started=started, stopper=keep, graceful_timeout=1)
-            finally:
-                sock.close()
-            if not ok and not self._stopping:
-                raise RuntimeError("The HTTP server did not start; see the log")
-
-        self._launch(main, ready, f"resource-server-http-{bound}")
+        transport = HttpTransport(
+            app=app, sock=sock, lowlevel=server, url=url, port=bound, close_sessions=lambda: self._close_listens("http")
+        )
+        self._host.add(transport, on_started=lambda: self.emit(ServerStarted(url, "http")))
         return url
 
-    def start_stdio(self) -> None:
-        """Serve the process's stdin/stdout in the background (stdout then carries only protocol)."""
-        self._ensure_stopped()
-        server = build_lowlevel(self._prepare_run("stdio"))
-        self._lowlevel = server
-        ready = threading.Event()
-        claim = StdinClaim() if StdinClaim.supported() else None
-        self._stdin = claim
+    def start_stdio(self, *, stdin: TextIO | None = None, stdout: TextIO | None = None) -> None:
+        """Serve the process's stdin/stdout in the background (stdout then carries only protocol).
 
-        async def main() -> None:
-            try:
-                stdin = claim.stdin if claim is not None else None
-                async with stdio_server(stdin=stdin) as (read_stream, write_stream):
-                    self.emit(ServerStarted("stdio", "stdio"))
-                    ready.set()
-                    await server.run(read_stream, write_stream, server.create_initialization_options())
-            finally:
-                if claim is not None:
-                    claim.release()
-
-        try:
-            self._launch(main, ready, "resource-server-stdio")
-        finally:
-            if claim is not None and self._thread is None:
-                claim.release()  # the thread never ran main()
+        An HTTP transport being served keeps running beside it. `stdin` / `stdout`
+        (text files over real descriptors, e.g. pipes) serve a client over those
+        instead of the process's own streams; they stay the caller's to close.
+        """
+        self._host.check_can_start("stdio")
+        transport = StdioTransport(
+            lowlevel=build_lowlevel(self),
+            close_sessions=lambda: self._close_listens("stdio"),
+            stdin=stdin,
+            stdout=stdout,
+        )
+        self._host.add(transport, on_started=lambda: self.emit(ServerStarted("stdio", "stdio")))
 
     def serve_stdio(self) -> None:
-        """Serve stdin/stdout until the client closes stdin (blocks; for headless use)."""
+        """Serve stdin/stdout until the client closes stdin (blocks; for headless use).
+
+        Returns when the stdio client has gone; other transports are left running (stop() ends them).
+        """
         self.start_stdio()
-        thread = self._thread
+        thread = self._host.thread
         assert thread is not None
         try:
-            while thread.is_alive():
+            while thread.is_alive() and self._host.get("stdio") is not None:
                 thread.join(0.2)
         except KeyboardInterrupt:
             self.stop()
 
+    def stop_http(self) -> None:
+        """Stop serving HTTP only (its sessions end, the port is freed); stdio keeps running. No-op if not serving."""
+        self._host.remove("http")
+
+    def stop_stdio(self) -> None:
+        """Stop serving stdio only (the wire goes back to fd 0); HTTP keeps running. No-op if not serving."""
+        self._host.remove("stdio")
+
     def stop(self) -> None:
-        """End the server thread cleanly: listen streams close, sessions end, the port is freed."""
-        thread = self._thread
-        if thread is None:
-            return
-        self._stopping = True
-        if self._uvicorn is not None:
-            uvicorn_server = self._uvicorn
-            # End open streams first so uvicorn's graceful shutdown has nothing to wait for.
-            future = self._submit(self._end_streams(), while_stopping=True)
-            if future is not None:
-                try:
-                    future.result(timeout=5)
-                except Exception:  # shutting down regardless
-                    logger.debug("Ending streams before shutdown failed", exc_info=True)
-            uvicorn_server.should_exit = True
-        else:
-            thread.call_soon(self._close_listens)
-            if self._stdin is not None:
-                # The SDK's stdin reader blocks in a thread that cancellation cannot reach.
-                self._stdin.hang_up()
-            thread.cancel_main()
-        if thread.in_loop_thread():
-            return
-        if not thread.join(_STOP_TIMEOUT):
-            # Keep the thread: the server is still stopping, and a restart must not race it.
-            logger.warning("The server thread did not end within %.0f s; it is still stopping", _STOP_TIMEOUT)
-            return
-        self._thread = None
-        self._stdin = None
+        """End every transport and the server thread: listen streams close, sessions end, the port is freed."""
+        self._host.stop()
 
     def close(self) -> None:
         """Stop and detach from the collection."""
@@ -342,75 +325,37 @@ class ResourceServer:
 
     @property
     def is_stopping(self) -> bool:
-        """stop() was called but the server thread has not ended yet."""
-        return self._stopping and self._thread is not None and self._thread.is_alive()
+        """stop() was called (or the last transport ended) but the server thread has not ended yet."""
+        return self._host.stopping and self._host.alive()
 
-    def _ensure_stopped(self) -> None:
-        if self._thread is not None and self._thread.is_alive():
-            if self._stopping:
-                raise RuntimeError("The server is still stopping; try again in a moment")
-            raise RuntimeError("The server is already running; stop() it first")
-        self._thread = None
-        self._stdin = None
-
-    def _prepare_run(self, transport: str) -> ResourceServer:
-        self.transport = transport
-        self._stopping = False
-        self._failure = None
-        self._uvicorn = None
-        self._url = self._port = None
+    async def _setup_loop(self) -> None:
         with self._state_lock:
             self._list_changed_pending = False
-        return self
+        await self.relay.start()
 
-    def _launch(self, main: Callable[[], Any], ready: threading.Event, name: str) -> None:
-        thread = LoopThread(name)
-        self._thread = thread
-
-        async def with_bus() -> None:
-            # The bus connects in the background: a missing Redis never delays or fails the start.
-            await self.relay.start()
-            try:
-                await main()
-            finally:
-                await self.relay.close()
-
-        thread.start(with_bus, on_exit=self._on_thread_exit)
-        deadline = time.monotonic() + _START_TIMEOUT
-        while not ready.wait(0.02):
-            if not thread.is_alive() or time.monotonic() > deadline:
-                break
-        if not ready.is_set():
-            message = self._failure or "The server did not start in time"
-            self.stop()
-            raise RuntimeError(message)
-
-    async def _end_streams(self) -> None:
-        self._close_listens()
-        manager = live_session_manager(self._lowlevel) if self._lowlevel is not None else None
-        # The SDK has no public call to end its HTTP sessions before its own
-        # lifespan shutdown, which uvicorn runs only after open GET streams
-        # close; terminating the transports ends those streams now.
-        transports = list(http_transports(manager).values()) if manager is not None else []
-        for transport in transports:
-            try:
-                await transport.terminate()
-            except Exception:  # best effort while stopping
-                logger.debug("Terminating an HTTP session failed", exc_info=True)
-        await asyncio.sleep(0)
-
-    def _close_listens(self) -> None:
+    def _close_listens(self, transport: str | None = None) -> None:
         for session in self.registry.all():
-            session.close()
+            if transport is None or session.transport == transport:
+                session.close()
+
+    def _on_transport_ended(self, transport: HostedTransport, remaining: tuple[TransportName, ...]) -> None:
+        # On the loop: one transport ended while others keep serving. Its sessions
+        # leave with their connections; any left over (a listen stream) go now.
+        for session in self.registry.all():
+            if session.transport == transport.name:
+                self.drop_session(session.id)
+        error = transport.error
+        message = ""
+        if error is not None:
+            message = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+        self.emit(TransportStopped(transport.name, message, remaining))
 
     def _on_thread_exit(self, error: BaseException | None) -> None:
         for session in self.registry.clear():
             for uri in sorted(session.subscriptions):
                 self.emit(SubscriptionRemoved(session.id, uri))
             self.emit(SessionClosed(session.id))
-        self._url = self._port = None
-        self._uvicorn = None
-        if error is not None and not (self._stopping and isinstance(error, asyncio.CancelledError)):
+        if error is not None and not (self._host.stopping and isinstance(error, asyncio.CancelledError)):
             message = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
             self._failure = message
             logger.error("The MCP server failed: %s", message, exc_info=error)
@@ -423,7 +368,8 @@ class ResourceServer:
     def prepare_legacy_session(self, ctx: ServerRequestContext[Any, Any]) -> None:
         connection = connection_of(ctx)
         if connection is not None and SESSION_KEY not in connection.state:
-            connection.state[SESSION_KEY] = connection.session_id or f"{self.transport}-{uuid.uuid4().hex[:12]}"
+            prefix = self.transport or "session"
+            connection.state[SESSION_KEY] = connection.session_id or f"{prefix}-{uuid.uuid4().hex[:12]}"
 
     def open_legacy_session(self, ctx: ServerRequestContext[Any, Any], result: Any) -> None:
         """Register the session an accepted `initialize` opened; it leaves with its connection."""
@@ -476,7 +422,7 @@ class ResourceServer:
 
         Observers get BusStateChanged each time it connects or is lost.
         """
-        if self._thread is not None and self._thread.is_alive():
+        if self._host.alive():
             raise RuntimeError("The bus can only change while the server is stopped")
         if self._unwatch_bus is not None:
             self._unwatch_bus()
@@ -514,18 +460,9 @@ class ResourceServer:
         """
         return self._submit(coro)
 
-    def _submit(
-        self, coro: Coroutine[Any, Any, T], *, while_stopping: bool = False
-    ) -> concurrent.futures.Future[T] | None:
-        # `while_stopping`: stop() itself schedules clean-up and waits for it,
-        # which must not happen from the loop thread (it would wait on itself).
-        thread = self._thread
-        refused = (
-            thread is None
-            or not thread.is_alive()
-            or (thread.in_loop_thread() if while_stopping else self._stopping)
-        )
-        if refused:
+    def _submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T] | None:
+        thread = self._host.thread
+        if thread is None or not thread.is_alive() or self._host.stopping:
             coro.close()
             return None
         assert thread is not None
@@ -539,8 +476,8 @@ class ResourceServer:
         return self.registry.subscribed_uris()
 
     async def _on_server_loop(self, make: Callable[[], Awaitable[object]]) -> None:
-        thread = self._thread
-        if thread is None or not thread.is_alive() or self._stopping:
+        thread = self._host.thread
+        if thread is None or not thread.is_alive() or self._host.stopping:
             return
 
         async def run() -> None:
@@ -575,8 +512,8 @@ class ResourceServer:
         # a burst of changes (a project reload, clear()) coalesces into one notification.
         if not self.enable_resource_notifications:
             return
-        thread = self._thread
-        if thread is None or not thread.is_alive() or self._stopping:
+        thread = self._host.thread
+        if thread is None or not thread.is_alive() or self._host.stopping:
             return
         with self._state_lock:
             if self._list_changed_pending:
@@ -596,6 +533,6 @@ class ResourceServer:
         return await preview_read(self.resources, uri, protocol_version=protocol_version)
 
     def __repr__(self) -> str:
-        state = self._url or (self.transport if self.is_running else "stopped")
+        state = " + ".join(self.url if name == "http" and self.url else name for name in self.transports) or "stopped"
         return f"ResourceServer({self.name!r}, {state})"
 

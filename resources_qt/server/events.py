@@ -22,6 +22,7 @@ __all__ = [
     "SubscriptionRemoved",
     "Traffic",
     "TrafficEntry",
+    "TransportStopped",
 ]
 
 Direction = Literal["in", "out"]
@@ -52,6 +53,19 @@ class ServerStarted:
 @dataclass(frozen=True, slots=True)
 class ServerStopped:
     """The server thread ended normally."""
+
+
+@dataclass(frozen=True, slots=True)
+class TransportStopped:
+    """One transport ended while others keep serving (the last one ending is ServerStopped / ServerFailed).
+
+    `message` says why when it failed ("" when asked to stop, or its client left);
+    `remaining` names the transports still served.
+    """
+
+    transport: Literal["http", "stdio"]
+    message: str = ""
+    remaining: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +135,7 @@ ServerEvent = (
     | ServerStarted
     | ServerStopped
     | ServerFailed
+    | TransportStopped
     | SessionOpened
     | SessionClosed
     | SubscriptionAdded

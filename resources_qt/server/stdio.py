@@ -1,4 +1,4 @@
-"""A stdin for the SDK's stdio transport that stop() can hang up, so a stopping server never waits on a read."""
+"""Stdins for the SDK's stdio transport that stop() can hang up, so a stopping server never waits on a read."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 import anyio
 
-__all__ = ["StdinClaim"]
+__all__ = ["StdinClaim", "WakeableInput"]
 
 _claim_state = {"claimed": False}
 _claimed_lock = threading.Lock()
@@ -68,6 +68,34 @@ class _WakeableLines:
 
     def close(self) -> None:
         """Nothing to release here: the claim owns the descriptors."""
+
+
+class WakeableInput:
+    """An explicit input stream (a pipe, a socket file) for a stdio transport, which `hang_up()` ends at once.
+
+    For serving a client over descriptors other than fd 0 (embedding, tests);
+    the stream itself stays the caller's to close.
+    """
+
+    def __init__(self, stream: Any) -> None:
+        self._wake_read, self._wake_write = os.pipe()
+        self._lock = threading.Lock()
+        self._closed = False
+        self.stdin: Any = anyio.AsyncFile(_WakeableLines(stream.fileno(), self._wake_read))  # type: ignore[arg-type]
+
+    def hang_up(self) -> None:
+        with self._lock:
+            if not self._closed:
+                os.write(self._wake_write, b"x")
+
+    def release(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            for fd in (self._wake_read, self._wake_write):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
 
 
 class StdinClaim:
