@@ -1,4 +1,4 @@
-"""`resource-studio serve PROJECT --http [HOST:]PORT | --stdio [--watch] [--bus URL]`: headless serving."""
+"""`resource-studio serve PROJECT [--http [HOST:]PORT] [--stdio] [--watch] [--bus URL]`: headless serving."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from resources_qt.bus.urls import BUS_ENV, BusDependencyError, default_channel, 
 from resources_qt.live import LiveData
 from resources_qt.project import ProjectError, load_project
 from resources_qt.server.engine import ResourceServer
-from resources_qt.server.events import ServerEvent, ServerFailed
+from resources_qt.server.events import ServerEvent, ServerFailed, TransportStopped
 from resources_qt.server.factory import build_server
 from resources_qt.server.logtext import EscapingFormatter, escape_controls
 from resources_qt.snippets import SnippetOutput, bind_project, create_pool, snippet_resource
@@ -39,12 +39,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Serve a Resource Studio project to MCP clients without the window.",
-        epilog=f"The bearer token may also come from ${TOKEN_ENV}, the bus URL from ${BUS_ENV}. Logs go to stderr.",
+        epilog=f"Give --http, --stdio or both. With both, one server (one catalogue, one snippet pool, one set of "
+        f"sessions and notifications) serves the launching stdio client and HTTP clients at once; the process "
+        f"ends when the stdio client closes stdin, like every stdio server, since the client that launched it "
+        f"owns its lifetime (HTTP sessions end with it). The bearer token may also come from ${TOKEN_ENV}, the "
+        f"bus URL from ${BUS_ENV}. Logs go to stderr.",
     )
     parser.add_argument("project", help="the project file (.toml)")
-    mode = parser.add_mutually_exclusive_group(required=True)
-    mode.add_argument("--http", metavar="[HOST:]PORT", help="serve Streamable HTTP at http://HOST:PORT/mcp")
-    mode.add_argument("--stdio", action="store_true", help="serve the client that launched this process")
+    parser.add_argument("--http", metavar="[HOST:]PORT", help="serve Streamable HTTP at http://HOST:PORT/mcp")
+    parser.add_argument(
+        "--stdio", action="store_true", help="serve the client that launched this process (with --http too: both)"
+    )
     parser.add_argument("--token", help="require 'Authorization: Bearer TOKEN' (HTTP; needed off loopback)")
     parser.add_argument("--watch", action="store_true", help="reload the project when the file changes")
     parser.add_argument(
@@ -86,6 +91,8 @@ def serve_main(argv: Sequence[str]) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(list(argv))
+        if not args.http and not args.stdio:
+            parser.error("one of the arguments --http --stdio is required (or both)")
     except SystemExit as exc:  # argparse has printed the usage error
         return int(exc.code or 0)
     handler = logging.StreamHandler(sys.stderr)
@@ -100,7 +107,7 @@ def serve_main(argv: Sequence[str]) -> int:
     token = args.token or environment_token or None
     try:
         address = parse_address(args.http) if args.http else None
-        if args.stdio and args.token:
+        if args.stdio and args.token and not args.http:
             raise _UsageError("--token applies to --http only")
         project = load_project(args.project)
         bus = _make_bus(args, project.server.name)
@@ -131,7 +138,8 @@ def serve_main(argv: Sequence[str]) -> int:
         failed = threading.Event()
 
         def observe(event: ServerEvent) -> None:
-            if isinstance(event, ServerFailed):
+            # A transport failing while the other keeps serving still makes the exit code say so.
+            if isinstance(event, ServerFailed) or (isinstance(event, TransportStopped) and event.message):
                 failed.set()
 
         server.add_observer(observe)
@@ -157,7 +165,11 @@ def serve_main(argv: Sequence[str]) -> int:
                 print(shared, file=sys.stderr, flush=True)
             if watcher is not None:
                 watcher.start()
-            _wait_until_stopped(server)
+            if args.stdio:
+                # The launching client owns the process: when it leaves, HTTP ends too.
+                server.serve_stdio()
+            else:
+                _wait_until_stopped(server)
         else:
             if watcher is not None:
                 watcher.start()
