@@ -5,7 +5,8 @@
 Opens the real window at 1280x800 on a project (the bundled example by default),
 previews a template, starts the HTTP server on a free port, connects an SDK client
 that lists, reads and subscribes, then grabs every page of the window in the light
-and the dark theme. Settings and
+and the dark theme (and a template's Instances tab with the builder's "Live data"
+group unfolded: main_window_live*.png). Settings and
 recovery files go to a temporary folder, so the user's own are never touched.
 """
 
@@ -158,6 +159,18 @@ def main(argv: list[str] | None = None) -> int:
         window.editor.set_builder_visible(True)
         pump(0.4)
         shoot(window, f"main_window_builder{suffix}")
+        # Live data: the template's Instances tab beside the builder with its "Live data" group unfolded.
+        if template:
+            from studio.widgets.resource_editor import INSTANCES_TAB
+
+            window.editor.form.live.set_expanded(True)
+            window.editor.snippet_tabs.setCurrentIndex(INSTANCES_TAB)
+            pump(0.2)
+            window.editor.form_scroll.ensureWidgetVisible(window.editor.form.live.box)
+            pump(0.4)
+            shoot(window, f"main_window_live{suffix}")
+            window.editor.form.live.set_expanded(False)
+            window.editor.snippet_tabs.setCurrentIndex(0)
         window.editor.set_builder_visible(False)
         for page in ("server", "traffic", "settings", "tests"):
             window.show_page(page)

@@ -41,7 +41,10 @@ READER_TAB, COMPLETIONS_TAB, INSTANCES_TAB, PRELUDE_TAB = 0, 1, 2, 3
 BUILDER_WIDTH, MIN_CODE_WIDTH, MIN_SIDE_WIDTH = 340, 400, 330
 _COMPLETIONS_TIP = "Completion snippets are for URI templates: a direct resource has no variables to complete"
 _INSTANCES_TIP = "Instances are for URI templates: a direct resource is its own one instance"
-_INSTANCES_TEMPLATE_TIP = "def instances(): the concrete URIs of this template that resources/list shows"
+_INSTANCES_TEMPLATE_TIP = (
+    "def instances(): the concrete URIs of this template that resources/list shows. Each item is a dict of\n"
+    "the template's variables (optional: name, title, description, mime_type, size, annotations) or a URI."
+)
 
 
 def instances_placeholder(variables: list[str]) -> str:
@@ -51,12 +54,8 @@ def instances_placeholder(variables: list[str]) -> str:
     """
     names = variables or ["id"]
     item = ", ".join(f'"{name}": "{name}-1"' for name in names)
-    return (
-        "def instances():\n"
-        "    # One dict of the template's variables per instance (optional: name, title,\n"
-        "    # description, mime_type, size, annotations), or a concrete URI string.\n"
-        f"    return [{{{item}}}]"
-    )
+    # Short lines: beside an open builder the editor is about 40 columns wide.
+    return f"def instances():\n    # one dict per instance, or a URI\n    return [{{{item}}}]"
 
 
 class ResourceEditor(QWidget):
@@ -159,6 +158,9 @@ class ResourceEditor(QWidget):
         self.snippet_tabs = QTabWidget(self)
         self.snippet_tabs.setObjectName("snippetTabs")
         self.snippet_tabs.setDocumentMode(True)
+        # Too narrow for every tab: names shorten rather than a tab scrolling out of sight.
+        self.snippet_tabs.setUsesScrollButtons(False)
+        self.snippet_tabs.setElideMode(Qt.TextElideMode.ElideRight)
         self.snippet_tabs.addTab(self.reader_pane, "Reader")
         self.snippet_tabs.addTab(self.complete_pane, "Completions")
         self.snippet_tabs.addTab(self.instances_pane, "Instances")
@@ -270,6 +272,9 @@ class ResourceEditor(QWidget):
         sizes = self.splitter.sizes()
         self.builder_panel.setVisible(visible)
         self.builder_button.setChecked(visible)
+        # The open builder has its own close button (and Ctrl+B); the toggle's room goes to the four tabs,
+        # which beside the builder at 1280 px would otherwise not fit.
+        self.builder_button.setVisible(not visible)
         if visible and self.splitter.isVisible() and sum(sizes[1:]) > 0:
             self._make_room_for_builder(sizes)
         if visible:
@@ -296,6 +301,7 @@ class ResourceEditor(QWidget):
             self.builder_panel.hide()
         else:
             self.builder_panel.setVisible(self.builder_button.isChecked())
+        self.builder_button.setVisible(self.builder_panel.isHidden())
 
     def show_preview(self) -> None:
         """Make sure the preview is on screen (it steps aside in distraction-free mode)."""

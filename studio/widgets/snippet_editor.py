@@ -413,7 +413,8 @@ class SnippetEditor(QPlainTextEdit):
     def _refresh_selections(self) -> None:
         theme = self._theme
         selections = []
-        if not self.isReadOnly():
+        # An empty editor shows its placeholder instead: the current line's band would paint over its first line.
+        if not self.isReadOnly() and not (self.document().isEmpty() and self.placeholderText()):
             current = QTextEdit.ExtraSelection()
             current.format.setBackground(theme.current_line)
             current.format.setProperty(QTextFormat.Property.FullWidthSelection, True)

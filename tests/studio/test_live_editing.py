@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from PySide6.QtWidgets import QPlainTextEdit
+from PySide6.QtWidgets import QLabel, QPlainTextEdit
 
 from resources_qt.project import load_project
 from resources_qt.project.model import WatchSpec
 from studio.main_window import MainWindow
+from studio.project_files import bundled_example
 from studio.widgets.resource_editor import INSTANCES_TAB
 
 WAIT_MS = 15_000
@@ -105,3 +106,34 @@ def test_instances_and_watch_are_recovered_after_a_crash(make_window, project_fi
     spec = window.document.peek("ticket")
     assert spec is not None and spec.instances == LISTED
     assert spec.watch == WatchSpec(files=["tickets"], interval=2.5)
+
+
+def test_four_snippet_tabs_and_the_folded_live_data_group_fit_beside_the_builder_at_1280x800(make_window, qtbot):
+    window = make_window()
+    example = bundled_example()
+    assert example is not None and window.open_example(example)
+    window.resize(1280, 800)
+    window.show()
+    qtbot.waitExposed(window)
+    template = next(name for name in window.document.names() if window.document.peek(name).is_template)
+    assert window.catalogue.select(template)
+    editor = window.editor
+    editor.set_builder_visible(True)
+    bar = editor.snippet_tabs.tabBar()
+    qtbot.waitUntil(lambda: bar.isVisible() and bar.width() > 0)
+    for index in range(bar.count()):  # none shortened or scrolled away
+        rect = bar.tabRect(index)
+        assert rect.width() >= bar.tabSizeHint(index).width(), bar.tabText(index)
+        assert rect.right() < bar.width(), bar.tabText(index)
+    live = editor.form.live
+    assert not live.expanded
+    header = live.box.sizeHint().height()
+    assert header <= live.toggle.sizeHint().height() + 4  # folded, the group is one row
+    live.set_expanded(True)
+    qtbot.waitUntil(live.interval_edit.isVisible)
+    scroll = editor.form_scroll
+    assert scroll.horizontalScrollBar().maximum() == 0, "nothing to scroll sideways to"
+    viewport = scroll.viewport()
+    for field in (live.files_edit, live.interval_edit, window.findChild(QLabel, "watchIntervalUnit")):
+        right = field.mapTo(viewport, field.rect().topRight()).x()
+        assert right < viewport.width(), f"{field.objectName()} ends at {right} of {viewport.width()} px"

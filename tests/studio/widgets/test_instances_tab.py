@@ -114,3 +114,12 @@ def test_instances_left_on_a_resource_made_direct_stay_editable_and_are_named_as
     type_instances(editor, "")
     assert document.form_errors("notes") == [] and not editor.snippet_tabs.isTabEnabled(INSTANCES_TAB)
     assert "instances" not in dumps_project(document.project).split("[[resources]]")[3]
+
+
+def test_an_empty_editor_shows_the_whole_skeleton_without_the_current_line_band_over_it(qtbot, document):
+    editor = make(qtbot, document, "notes")
+    instances = editor.instances_editor
+    assert instances.placeholderText() and instances.document().isEmpty()
+    assert instances.extraSelections() == []  # the band would paint over the skeleton's first line
+    qtbot.keyClicks(instances, "d")
+    assert len(instances.extraSelections()) == 1  # typing brings the current line back
