@@ -110,8 +110,9 @@ def main(argv: list[str] | None = None) -> int:
     pump(0.5)
 
     document = window.document
-    template = next((n for n in document.names() if document.peek(n).is_template), None)
-    direct = [document.peek(n).uri for n in document.names() if not document.peek(n).is_template]
+    specs = list(document.project.resources)
+    template = next((spec.name for spec in specs if spec.is_template), None)
+    direct = [spec.uri for spec in specs if not spec.is_template]
     target = template or (document.names()[0] if document.names() else None)
     if target:
         window.catalogue.select(target)
@@ -132,8 +133,9 @@ def main(argv: list[str] | None = None) -> int:
     client = None
     if started:
         uris = direct[:2]
-        if template and document.peek(template).sample_uris():
-            uris.append(document.peek(template).sample_uris()[0])
+        template_spec = document.peek(template) if template else None
+        if template_spec is not None and template_spec.sample_uris():
+            uris.append(template_spec.sample_uris()[0])
         done = threading.Event()
         client = threading.Thread(target=_client_session, args=(window.server_panel.url, uris, done, stop),
                                   daemon=True)  # fmt: skip
