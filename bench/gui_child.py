@@ -338,9 +338,57 @@ async def stall_preview(app: QApplication, window: Any, wait_s: float) -> None:
            error=outcome.error_message, stalls_over_100ms=heartbeat.stalls_over(100))
 
 
+async def preview_latency(app: QApplication, window: Any, reads: int) -> None:
+    """Press Read `reads + 1` times; each time from the click to the content painted in the preview.
+
+    The first read is the project's first (its snippet worker runs the reader for the first time);
+    the others are the steady state. "Painted" is the content view ready and repainted synchronously
+    right after the outcome was shown, so the paint of the new content is inside the time.
+    """
+    from studio.widgets.preview import PreviewPanel
+
+    await _settle(1.0)  # as a user would: the window is up and idle before the first click
+    panel = window.findChild(PreviewPanel)
+    if panel is None:
+        raise RuntimeError("no preview panel in the main window")
+    done: list[float] = []
+    read_ms: list[float] = []
+
+    def on_finished(outcome: Any) -> None:
+        # Connected after the window's own slot, so the panel has shown the outcome by now.
+        view = panel.content_tabs.currentWidget()
+        if view is None or not view.is_ready:
+            return  # an error page, or content still being prepared: `rendered` follows
+        view.repaint()
+        done.append(time.perf_counter())
+        read_ms.append(outcome.elapsed_ms)
+
+    window.controller.preview_finished.connect(on_finished)
+    times: list[float] = []
+    texts: list[str] = []
+    for _ in range(reads + 1):
+        done.clear()
+        start = time.perf_counter()
+        panel.read_button.click()
+        deadline = time.monotonic() + 30
+        while not done and time.monotonic() < deadline:
+            await asyncio.sleep(0.001)
+        if not done:
+            raise RuntimeError("the preview did not show the content")
+        times.append((done[0] - start) * 1000)
+        view = panel.content_tabs.currentWidget()
+        texts.append(view.shown_text() if view is not None else "")
+        await asyncio.sleep(0.05)  # a pause between clicks, as a user makes
+    later = times[1:]
+    report(first_ms=times[0], median_ms=statistics.median(later), p95_ms=sorted(later)[int(len(later) * 0.95) - 1],
+           max_ms=max(later), reads=len(later), shown_chars=len(texts[-1]), first_read_ms=read_ms[0],
+           read_median_ms=statistics.median(read_ms[1:]))
+
+
 def _preview_action(window: Any) -> QAction:
     """The window's Read / Preview command, found as a user would: by its label."""
-    for action in window.findChildren(QAction):
+    actions: list[QAction] = window.findChildren(QAction)
+    for action in actions:
         if "preview" in action.text().lower():
             return action
     raise RuntimeError("the main window has no Preview action")
@@ -360,6 +408,8 @@ def main(argv: list[str]) -> int:
         return _run(stall_load, project, int(argv[2]), float(argv[3]))
     if mode == "stall-preview":
         return _run(stall_preview, project, float(argv[2]))
+    if mode == "preview-latency":
+        return _run(preview_latency, project, int(argv[2]))
     raise SystemExit(f"unknown mode {mode!r}")
 
 
