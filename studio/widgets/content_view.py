@@ -218,6 +218,23 @@ class ContentView(QWidget):
         self._future = future
         future.add_done_callback(_get_relay().finished.emit)
 
+    def clear(self) -> None:
+        """Show nothing and let go of the content (a view kept for reuse must not hold 10 MB)."""
+        self._content = None
+        self._prepared = None
+        self._future = None
+        self._pending_chunks = []
+        self._chunk_timer.stop()
+        self.info_label.clear()
+        self.info_label.setToolTip("")
+        self.note_label.hide()
+        self.toggle_button.hide()
+        self._highlighter.use_spans({})
+        self.text_view.clear()
+        self._rendered_page = None
+        self.stack.setCurrentWidget(self.loading_label)
+        self.loading_label.setText("")
+
     def save_to(self, path: str | Path) -> None:
         """Write the whole content (not just what is shown) to `path`."""
         if self._content is not None:

@@ -7,7 +7,7 @@ import json
 import logging
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QStringListModel, Qt, Signal, Slot
+from PySide6.QtCore import QEvent, QStringListModel, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QComboBox,
@@ -41,6 +41,8 @@ logger = logging.getLogger(__name__)
 __all__ = ["ERROR_NAMES", "VARIABLES_PER_ROW", "PreviewPanel"]
 
 VARIABLES_PER_ROW = 3
+SPARE_VIEWS = 4
+"""Content views kept out of the tabs for the next read; a read with more contents makes the rest anew."""
 
 ERROR_NAMES = {
     -32700: "Parse error",
@@ -144,6 +146,8 @@ class PreviewPanel(QWidget):
         self.error_view.setOpenLinks(False)
         self._last_error: PreviewOutcome | None = None
         self._stale = False
+        self._spare_views: list[ContentView] = []  # views out of the tabs, kept for the next read
+        self._warmed = False
         for page in (self.placeholder, self.content_tabs, self.error_view):
             self.pages.addWidget(page)
         output_layout = QVBoxLayout(self.output)
@@ -299,7 +303,7 @@ class PreviewPanel(QWidget):
             self.pages.setCurrentWidget(self.error_view)
             return
         for number, content in enumerate(contents, 1):
-            view = ContentView(self.content_tabs, registry=self._registry)
+            view = self._spare_views.pop() if self._spare_views else self._new_view()
             label = content.uri.rstrip("/").rsplit("/", 1)[-1] or content.uri
             self.content_tabs.addTab(view, f"{number}. {label}")
             view.set_content(content)
@@ -398,12 +402,37 @@ class PreviewPanel(QWidget):
         if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
             self._apply_colors()
 
+    def _new_view(self) -> ContentView:
+        return ContentView(self.content_tabs, registry=self._registry)
+
     def _clear_tabs(self) -> None:
+        # The views are kept for the next read: making one costs more than the read of a small resource
+        # (the first one in a process about 80 ms, in PySide's type set-up), which the user would wait for.
         while self.content_tabs.count():
             widget = self.content_tabs.widget(0)
             self.content_tabs.removeTab(0)
-            if widget is not None:
+            if not isinstance(widget, ContentView):
+                continue
+            if len(self._spare_views) < SPARE_VIEWS:
+                widget.clear()
+                self._spare_views.append(widget)
+            else:
                 widget.deleteLater()
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Paint and not self._warmed:
+            # After the panel's first paint (the window is on screen): make the first content view
+            # now rather than inside the first read.
+            self._warmed = True
+            QTimer.singleShot(0, self._on_warm_up)
+        return super().event(event)
+
+    @Slot()
+    def _on_warm_up(self) -> None:
+        if not self._spare_views and not self.content_tabs.count():
+            view = self._new_view()
+            view.hide()
+            self._spare_views.append(view)
 
     # -- template variables --------------------------------------------------
 
