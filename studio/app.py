@@ -24,7 +24,11 @@ def parse_http(value: str) -> tuple[str, int]:
 def run_app(
     project: str | None = None, http: str | None = None, stdio: bool = False, *, theme: str | None = None
 ) -> int:
-    """Open the studio window; with `http` or `stdio`, serve the project at once. Returns the exit code.
+    """Open the studio window; with `http`, `stdio` or both, serve the project at once. Returns the exit code.
+
+    With `stdio` the window serves the client that launched it (HTTP, started here or from the
+    Server page, serves beside it from the same server); the studio keeps running when that client
+    leaves, until the window is closed.
 
     `theme` ("system", "light", "dark") applies for this run only; without it the remembered theme is used.
     """
@@ -36,10 +40,6 @@ def run_app(
         except ValueError as exc:
             print(f"resource-studio: {exc}", file=sys.stderr)
             return 2
-    if http and stdio:
-        print("resource-studio: choose one of --http and --stdio (the window serves one transport at a time)",
-              file=sys.stderr)  # fmt: skip
-        return 2
     if project and not Path(project).is_file():
         print(f"resource-studio: no such project file: {project}", file=sys.stderr)
         return 2

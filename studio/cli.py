@@ -24,7 +24,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("project", nargs="?", help="project file to open (default: the bundled example)")
     parser.add_argument("--http", metavar="[HOST:]PORT", help="start serving over Streamable HTTP at once")
     parser.add_argument(
-        "--stdio", action="store_true", help="serve the MCP client that launched the studio over stdin/stdout"
+        "--stdio",
+        action="store_true",
+        help="serve the MCP client that launched the studio over stdin/stdout (HTTP can serve beside it)",
     )
     parser.add_argument(
         "--theme", choices=("system", "light", "dark"), help="the theme for this run (View > Theme remembers one)"

@@ -6,8 +6,7 @@ import logging
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING, TextIO
 
 from PySide6.QtCore import QByteArray, QEvent, QMimeData, Qt, QTimer, Slot
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QPixmap, QShowEvent
@@ -32,6 +31,7 @@ from studio.project_files import ProjectFiles
 from studio.prompts import UnsavedChoice, dialog_prompts
 from studio.recorded_tests import add_test_from_outcome
 from studio.recovery import RecoveryCandidate, RecoveryStore
+from studio.server_control import ServerControl
 from studio.server_sync import ServerSync
 from studio.settings import StudioSettings
 from studio.theme import apply_theme, status_colors
@@ -94,14 +94,9 @@ class MainWindow(QMainWindow):
         self.recovery = recovery if recovery is not None else RecoveryStore()
         self._shut_down = False
         self._session_count = 0
-        self._server_url = ""
-        self._server_failure = ""
         self._completion_serial = 0
         self._completion_requests: dict[str, tuple[str, str]] = {}
         self._project_switched = False  # the next refresh of the notify URIs forgets the old project's
-        # How the server was last started, so a restart (from the settings page) uses the same transport.
-        self._transport: tuple[str, int, str] | None = None  # (host, port, token); port -1: stdio
-        self._restart_pending = False
         self._pending_splitters: dict[str, QByteArray] = {}
 
         # -- logic objects ---------------------------------------------------------------
@@ -134,6 +129,11 @@ class MainWindow(QMainWindow):
         self.autosaver = self.files.autosaver
 
         self.server_panel = ServerPanel(self.sessions)
+        # Which transports are served (HTTP, stdio, both), starting, stopping and restarting them.
+        # The prompt is looked up per call: tests and embedders replace `prompts.report_error` later.
+        report = lambda title, message: self.prompts.report_error(title, message)  # noqa: E731, PLW0108
+        self.server_control = ServerControl(controller=self.controller, panel=self.server_panel,
+                                            settings=self.settings, report_error=report, parent=self)  # fmt: skip
         self.traffic_log = TrafficLog()
         self.project_settings = ProjectSettingsView(self.document)
         self.tests_view = TestsView(self.document)
@@ -268,9 +268,7 @@ class MainWindow(QMainWindow):
         # One block per read (time, URI, streams in order); the plain snippet_output stream is for scripts.
         ctl.read_output.connect(self._on_read_output)
 
-        # server panel -> facade (through the window, which also remembers preferences)
-        panel.start_requested.connect(self._on_start_requested)
-        panel.stop_requested.connect(self._on_stop_requested)
+        # server panel -> facade (Start / Stop go through ServerControl, which also remembers the endpoint)
         panel.capabilities_changed.connect(self._on_capabilities_changed)
         panel.announce_edits_changed.connect(self._on_announce_edits_changed)
         panel.list_changed_requested.connect(ctl.send_resources_changed)
@@ -279,9 +277,9 @@ class MainWindow(QMainWindow):
         panel.token_changed.connect(self._on_token_changed)
 
         # facade -> views
-        ctl.server_started.connect(self._on_server_started)
-        ctl.server_stopped.connect(self._on_server_stopped)
-        ctl.server_failed.connect(self._on_server_failed)
+        self.server_control.state_changed.connect(self._on_server_state_changed)
+        self.server_control.progress.connect(self.status_label.setText)
+        self.server_control.message_posted.connect(self._on_message_posted)
         ctl.session_opened.connect(self._on_session_opened)
         ctl.session_closed.connect(self._on_session_closed)
         ctl.subscription_added.connect(self.sessions.add_subscription)
@@ -327,22 +325,23 @@ class MainWindow(QMainWindow):
     # -- server ----------------------------------------------------------------------------
 
     def start_http(self, host: str = "127.0.0.1", port: int = 8765, token: str | None = None) -> None:
+        """Serve HTTP (beside stdio, if it is served)."""
         self.server_panel.set_endpoint(host, port)
-        self._on_start_requested(host, port, token or "")
+        self.server_control.start_http(host, port, token or "")
 
-    def start_stdio(self) -> None:
-        """Serve the client that launched the studio over stdin/stdout while the window is open."""
-        self._transport = ("", -1, "")
-        self.server_panel.set_busy()
-        self.controller.start_stdio()
+    def start_stdio(self, *, stdin: TextIO | None = None, stdout: TextIO | None = None) -> None:
+        """Serve the client that launched the studio over stdin/stdout (or the given pipes) while the window is open.
+
+        HTTP can be started beside it from the Server page; stopping HTTP leaves stdio serving.
+        """
+        self.server_control.start_stdio(stdin=stdin, stdout=stdout)
 
     def restart_server(self) -> bool:
-        """Stop the server and start it again on the same transport, host and port; False if not running."""
-        if not self._server_url or self._transport is None:
-            return False
-        self._restart_pending = True
-        self._on_stop_requested()
-        return True
+        """Stop the server and start every transport it served again, HTTP on the same host and port.
+
+        False if not running.
+        """
+        return self.server_control.restart()
 
     # -- pages and layout ------------------------------------------------------------
 
@@ -484,15 +483,15 @@ class MainWindow(QMainWindow):
             self.setWindowFilePath(str(self.document.path))
 
     def _refresh_server_status(self) -> None:
-        running = bool(self._server_url)
+        control = self.server_control
+        running = control.running
         if running:
-            where = self._server_url if self._server_url.startswith("http") else f"over {self._server_url}"
             count = self._session_count
-            text = f"Serving {where} · {count} session{'s' if count != 1 else ''}"
+            text = f"Serving {control.where()} · {count} session{'s' if count != 1 else ''}"
         else:
-            text = f"Failed: {self._server_failure}" if self._server_failure else "Stopped"
+            text = f"Failed: {control.failure}" if control.failure else "Stopped"
         self.status_label.setText(text)
-        marker = "start-server" if running else ("error" if self._server_failure else "")
+        marker = "start-server" if running else ("error" if control.failure else "")
         self.status_icon.setPixmap(pixmap(marker, 14, device_pixel_ratio=self.devicePixelRatioF()) if marker
                                    else QPixmap())  # fmt: skip
         self.commands.set_serving(running)
@@ -511,7 +510,7 @@ class MainWindow(QMainWindow):
         self._project_switched = False
         self.server_panel.update_client_config(
             server_name=server.name,
-            url=self._server_url if self._server_url.startswith("http") else None,
+            url=self.server_control.http_url or None,
             project_path=self.document.path,
         )
         held, failing = self.sync.held_back(), self.sync.failing()
@@ -570,7 +569,7 @@ class MainWindow(QMainWindow):
     def _on_settings_changed(self) -> None:
         # Capabilities are advertised at start, so they follow the project only while stopped.
         server = self.document.project.server
-        if not self._server_url:
+        if not self.server_control.running:
             self.controller.set_capabilities(server.notifications, server.subscriptions)
         self.server_panel.set_capabilities(server.notifications, server.subscriptions)
 
@@ -716,31 +715,7 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def _on_server_action_triggered(self) -> None:
-        if self._server_url or self.server_panel.is_running:
-            self._on_stop_requested()
-        else:
-            self._on_start_requested(*self.server_panel.endpoint())
-
-    @Slot(str, int, str)
-    def _on_start_requested(self, host: str, port: int, token: str) -> None:
-        self._transport = (host, port, token)
-        self.settings.save_http_endpoint(host, port)
-        self._server_failure = ""
-        try:
-            self.controller.set_bus(self.server_panel.bus_url() or None)
-        except (ValueError, RuntimeError) as exc:  # a bad URL, the redis extra missing
-            self.server_panel.set_stopped(f"Bus: {exc}")
-            self.prompts.report_error("Bus", str(exc))
-            return
-        self.server_panel.set_busy()
-        self.status_label.setText(f"Starting on {host}:{port}…")
-        self.controller.start_http(host, port, token or None)
-
-    @Slot()
-    def _on_stop_requested(self) -> None:
-        self.server_panel.set_busy()
-        self.status_label.setText("Stopping…")
-        self.controller.stop()
+        self.server_control.toggle_http()
 
     @Slot(bool, bool)
     def _on_capabilities_changed(self, notifications: bool, subscriptions: bool) -> None:
@@ -765,51 +740,19 @@ class MainWindow(QMainWindow):
         else:
             self.statusBar().showMessage("Choose a URI to announce in the server panel first", 5000)
 
-    @Slot(str)
-    def _on_server_started(self, url: str) -> None:
-        if self._transport is not None and self._transport[1] == 0 and url.startswith("http"):
-            # "Any free port" was asked for: a restart keeps the one clients were given.
-            bound = urlsplit(url).port
-            if bound:
-                self._transport = (self._transport[0], bound, self._transport[2])
-        self._server_url = url
-        self._server_failure = ""
-        self.server_panel.set_running(url)
-        self.project_settings.set_server_running(True)
-        self._refresh_project_views()
-
     @Slot()
     def _on_restart_requested(self) -> None:
         if not self.restart_server():
             self.statusBar().showMessage("The server is not running: the settings apply when it starts", 5000)
 
     @Slot()
-    def _on_server_stopped(self) -> None:
-        self._server_url = ""
-        self._session_count = 0
-        self.sessions.clear()
-        self.server_panel.set_stopped()
-        self.project_settings.set_server_running(False)
-        self._refresh_server_status()
-        if self._restart_pending and self._transport is not None:
-            self._restart_pending = False
-            host, port, token = self._transport
-            if port < 0:
-                self.start_stdio()
-            else:
-                self._on_start_requested(host, port, token)
-
-    @Slot(str)
-    def _on_server_failed(self, message: str) -> None:
-        self._server_url = ""
-        self._restart_pending = False
-        self._server_failure = message
-        self._session_count = 0
-        self.sessions.clear()
-        self.server_panel.set_stopped(message)
-        self.project_settings.set_server_running(False)
-        self.statusBar().showMessage(f"Server failed: {message}", 10000)
-        self._refresh_server_status()
+    def _on_server_state_changed(self) -> None:
+        running = self.server_control.running
+        if not running:
+            self._session_count = 0
+            self.sessions.clear()
+        self.project_settings.set_server_running(running)
+        self._refresh_project_views()
 
     @Slot(object)
     def _on_session_opened(self, info: SessionInfo) -> None:

@@ -8,7 +8,7 @@ import copy
 import logging
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import Any, TextIO, TypeVar
 
 from PySide6.QtCore import QObject, Signal, Slot
 
@@ -32,6 +32,7 @@ from resources_qt.server.events import (
     SubscriptionAdded,
     SubscriptionRemoved,
     Traffic,
+    TransportStopped,
 )
 from resources_qt.server.factory import build_server
 from resources_qt.server.loopthread import LoopThread
@@ -62,6 +63,16 @@ class _Preview:
         self.outcome = outcome
 
 
+class _TransportFailed:
+    """A transport that did not start while another one serves."""
+
+    __slots__ = ("message", "transport")
+
+    def __init__(self, transport: str, message: str) -> None:
+        self.transport = transport
+        self.message = message
+
+
 class _Completions:
     __slots__ = ("request_id", "values")
 
@@ -77,10 +88,16 @@ class ServerController(QObject):
     notifications are scheduled on the server loop, previews and completions
     run on the server loop (or a private loop when stopped), never the GUI loop.
 
+    HTTP and stdio may be served at once (one engine, one pool, one set of
+    sessions): `start_http` / `start_stdio` each add a transport, `stop_http`
+    ends HTTP only, `stop` ends everything.
+
     Signals:
-        server_started(str url_or_transport)
-        server_stopped()
+        server_started(str url_or_transport): a transport started (the HTTP URL, or "stdio").
+        server_stopped(): the server stopped: no transport is served any more.
         server_failed(str message): the server could not start, or its thread crashed.
+        transport_stopped(str transport, str message): one transport ("http" / "stdio") ended, or failed
+            to start (`message` says why; "" when asked to stop), while another keeps serving.
         session_opened(object SessionInfo)
         session_closed(str session_id)
         subscription_added(str session_id, str uri)
@@ -100,6 +117,7 @@ class ServerController(QObject):
     server_started = Signal(str)
     server_stopped = Signal()
     server_failed = Signal(str)
+    transport_stopped = Signal(str, str)
     session_opened = Signal(object)
     session_closed = Signal(str)
     subscription_added = Signal(str, str)
@@ -156,7 +174,13 @@ class ServerController(QObject):
 
     @property
     def url(self) -> str:
+        """The HTTP endpoint while HTTP is served, else ""."""
         return self._server.url or ""
+
+    @property
+    def transports(self) -> tuple[str, ...]:
+        """The transports served right now: "http", "stdio", both, or none."""
+        return self._server.transports
 
     @property
     def announce_edits(self) -> bool:
@@ -288,15 +312,17 @@ class ServerController(QObject):
 
     @Slot(str, int, str)
     def start_http(self, host: str = "127.0.0.1", port: int = 0, token: str | None = None) -> None:
-        """Start serving HTTP; the outcome arrives as server_started or server_failed."""
-        self._control_call(lambda: self._server.start_http(host, port, token=token or None))
+        """Start serving HTTP (beside stdio, if served); the outcome arrives as server_started or server_failed."""
+        self._control_call("http", lambda: self._server.start_http(host, port, token=token or None))
 
     @Slot()
-    def start_stdio(self) -> None:
-        self._control_call(self._server.start_stdio)
+    def start_stdio(self, *, stdin: TextIO | None = None, stdout: TextIO | None = None) -> None:
+        """Serve the process's stdin/stdout (or the given pipes) beside HTTP, if served."""
+        self._control_call("stdio", lambda: self._server.start_stdio(stdin=stdin, stdout=stdout))
 
     @Slot()
     def stop(self) -> None:
+        """Stop every transport; server_stopped follows."""
         if self._shut:
             return
         def run() -> None:
@@ -307,7 +333,19 @@ class ServerController(QObject):
 
         self._control.submit(run).add_done_callback(_log_failure)
 
-    def _control_call(self, start: Callable[[], object]) -> None:
+    @Slot()
+    def stop_http(self) -> None:
+        """Stop serving HTTP only: transport_stopped follows while stdio keeps serving, else server_stopped."""
+        if self._shut:
+            return
+        def run() -> None:
+            if set(self._server.transports) <= {"http"}:
+                self._live.stop()  # nothing left to watch for
+            self._server.stop_http()
+
+        self._control.submit(run).add_done_callback(_log_failure)
+
+    def _control_call(self, transport: str, start: Callable[[], object]) -> None:
         if self._shut:
             return
 
@@ -318,8 +356,12 @@ class ServerController(QObject):
                 self._live.start()
             except Exception as exc:
                 message = " ".join(str(exc).split()) or type(exc).__name__
-                logger.warning("Server start failed: %s", message)
-                self._pump.push(ServerFailed(message))
+                logger.warning("Starting %s failed: %s", transport, message)
+                if self._server.is_running:
+                    # The other transport keeps serving: only this one failed.
+                    self._pump.push(_TransportFailed(transport, message))
+                else:
+                    self._pump.push(ServerFailed(message))
 
         self._control.submit(run)
 
@@ -472,6 +514,8 @@ class ServerController(QObject):
             self.server_stopped.emit()
         elif isinstance(event, ServerFailed):
             self.server_failed.emit(event.message)
+        elif isinstance(event, (TransportStopped, _TransportFailed)):
+            self.transport_stopped.emit(event.transport, event.message)
         elif isinstance(event, _Preview):
             self.preview_finished.emit(event.outcome)
         elif isinstance(event, _Completions):

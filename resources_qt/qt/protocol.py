@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TextIO, runtime_checkable
 
 from PySide6.QtCore import QObject, SignalInstance
 
@@ -18,7 +18,7 @@ class StudioController(Protocol):
     """What the window and `ServerSync` use of `ServerController`; a test double implements the same.
 
     Signals (as `SignalInstance` attributes; payloads as documented on `ServerController`):
-    server_started, server_stopped, server_failed, session_opened, session_closed,
+    server_started, server_stopped, server_failed, transport_stopped, session_opened, session_closed,
     subscription_added, subscription_removed, traffic_logged, notification_sent,
     preview_finished, completions_ready, snippet_output, read_output.
     """
@@ -26,6 +26,7 @@ class StudioController(Protocol):
     server_started: SignalInstance
     server_stopped: SignalInstance
     server_failed: SignalInstance
+    transport_stopped: SignalInstance
     session_opened: SignalInstance
     session_closed: SignalInstance
     subscription_added: SignalInstance
@@ -48,6 +49,9 @@ class StudioController(Protocol):
     def url(self) -> str: ...
 
     @property
+    def transports(self) -> tuple[str, ...]: ...
+
+    @property
     def announce_edits(self) -> bool: ...
 
     @announce_edits.setter
@@ -67,11 +71,13 @@ class StudioController(Protocol):
 
     def start_http(self, host: str = "127.0.0.1", port: int = 0, token: str | None = None) -> None: ...
 
-    def start_stdio(self) -> None: ...
+    def start_stdio(self, *, stdin: TextIO | None = None, stdout: TextIO | None = None) -> None: ...
 
     def set_bus(self, url: str | None, *, channel: str | None = None) -> None: ...
 
     def stop(self) -> None: ...
+
+    def stop_http(self) -> None: ...
 
     def send_resources_changed(self) -> None: ...
 

@@ -227,7 +227,13 @@ class TransportHost:
     # -- starting --------------------------------------------------------------------
 
     def check_can_start(self, name: TransportName) -> None:
-        """Raise RuntimeError when `name` cannot start now (serving it already, or stopping)."""
+        """Raise RuntimeError when `name` cannot start now (serving it already, or still stopping).
+
+        A thread that is ending (stopped, crashed, or its last client left) is waited for first.
+        """
+        thread = self._thread
+        if thread is not None and thread.is_alive() and self.stopping:
+            thread.join(_STOP_TIMEOUT)
         with self._lock:
             self._check_locked(name)
 
@@ -245,6 +251,7 @@ class TransportHost:
             RuntimeError: already serving that transport, still stopping, or it failed to start.
         """
         try:
+            self.check_can_start(transport.name)
             with self._lock:
                 self._check_locked(transport.name)
                 self._transports[transport.name] = transport

@@ -1,4 +1,4 @@
-"""The server panel: start/stop HTTP, capabilities, sessions, notifications and client configurations."""
+"""The server panel: start/stop HTTP (beside stdio), capabilities, sessions, notifications, client configurations."""
 
 from __future__ import annotations
 
@@ -34,9 +34,13 @@ __all__ = ["ServerPanel"]
 class ServerPanel(QWidget):
     """Controls for the live server; it only asks (signals) and shows (slots), the window wires the facade.
 
+    Start / Stop is HTTP's; a stdio client (the studio launched with --stdio)
+    is served beside it by the same server, and shown under the URL. The
+    notify buttons work while either transport serves.
+
     Signals:
         start_requested(str host, int port, str token): the user pressed Start ("" token: none).
-        stop_requested(): the user pressed Stop.
+        stop_requested(): the user pressed Stop (HTTP; stdio keeps serving).
         capabilities_changed(bool notifications, bool subscriptions): a capability switch flipped.
         announce_edits_changed(bool): the "announce edits" switch flipped.
         list_changed_requested(): send notifications/resources/list_changed to every session.
@@ -60,7 +64,8 @@ class ServerPanel(QWidget):
         super().__init__(parent)
         self.setObjectName("serverPanel")
         self._sessions = sessions
-        self._running = False
+        self._running = False  # HTTP
+        self._serving: tuple[str, ...] = ()  # every transport served
         self._busy = False
         self._url = ""
         self._direct_uris: list[str] = []
@@ -108,6 +113,11 @@ class ServerPanel(QWidget):
         self.copy_url_button.setIcon(icon("copy"))
         self.copy_url_button.setToolTip("Copy the server URL")
         self.copy_url_button.setAutoRaise(True)
+        self.transports_label = QLabel("")
+        self.transports_label.setObjectName("servedTransports")
+        self.transports_label.setWordWrap(True)
+        self.transports_label.setStyleSheet("color: palette(placeholder-text);")
+        self.transports_label.setVisible(False)
 
         endpoint = QHBoxLayout()
         endpoint.addWidget(self.host_edit, 3)
@@ -146,6 +156,7 @@ class ServerPanel(QWidget):
         http_layout = QVBoxLayout(http_box)
         http_layout.addLayout(http_form)
         http_layout.addLayout(url_row)
+        http_layout.addWidget(self.transports_label)
         http_layout.addLayout(caps)
         http_layout.addWidget(self.announce_check)
         http_layout.addStretch(1)
@@ -238,7 +249,27 @@ class ServerPanel(QWidget):
 
     @property
     def is_running(self) -> bool:
+        """HTTP is served."""
         return self._running
+
+    @property
+    def is_serving(self) -> bool:
+        """Some transport (HTTP or stdio) is served: notifications can go out."""
+        return bool(self._serving) or self._running
+
+    def set_serving(self, transports: Iterable[str]) -> None:
+        """Every transport served now ("http", "stdio"); the notify buttons and the stdio note follow it."""
+        self._serving = tuple(transports)
+        stdio = "stdio" in self._serving
+        self.transports_label.setText(
+            "Also serving the stdio client that launched the studio (it keeps serving when HTTP stops)"
+            if stdio and self._running
+            else "Serving the stdio client that launched the studio; Start adds HTTP beside it"
+            if stdio
+            else ""
+        )
+        self.transports_label.setVisible(stdio)
+        self._update_enabled()
 
     @property
     def url(self) -> str:
@@ -296,16 +327,18 @@ class ServerPanel(QWidget):
         self._update_enabled()
 
     def set_running(self, url: str) -> None:
+        """HTTP serves at `url`."""
         self._running, self._busy, self._url = True, False, url
         self.url_label.setText(url if url.startswith("http") else f"serving over {url}")
         self.url_label.setToolTip(url)
-        self._update_enabled()
+        self.set_serving(self._serving)
 
     def set_stopped(self, message: str = "") -> None:
+        """HTTP is not served (`message`: why, when it failed)."""
         self._running, self._busy, self._url = False, False, ""
         self.url_label.setText(message or "Not serving")
         self.url_label.setToolTip(message)
-        self._update_enabled()
+        self.set_serving(self._serving)
 
     def set_direct_uris(
         self, uris: Iterable[str], *, samples: Iterable[str] = (), reset: bool = False
@@ -387,28 +420,34 @@ class ServerPanel(QWidget):
     @Slot()
     def _update_enabled(self) -> None:
         stopped = not self._running and not self._busy
+        # Capabilities and the bus are the whole server's, fixed while any transport serves.
+        idle = stopped and not self._serving
+        serving = self.is_serving
         self.start_button.setEnabled(not self._busy)
         self.start_button.setText("Stop" if self._running else "Start")
         self.start_button.setIcon(icon("stop-server" if self._running else "start-server"))
         self.start_button.setToolTip(
-            "Stop the server (F5)" if self._running else "Start serving the project over Streamable HTTP (F5)"
+            "Stop serving HTTP (F5)" if self._running else "Start serving the project over Streamable HTTP (F5)"
         )
-        for widget in (self.host_edit, self.port_spin, self.token_edit, self.bus_edit,
-                       self.notifications_check, self.subscriptions_check):  # fmt: skip
+        endpoint: tuple[QWidget, ...] = (self.host_edit, self.port_spin, self.token_edit)
+        for widget in endpoint:
             widget.setEnabled(stopped)
+        whole_server: tuple[QWidget, ...] = (self.bus_edit, self.notifications_check, self.subscriptions_check)
+        for widget in whole_server:
+            widget.setEnabled(idle)
         self.copy_url_button.setEnabled(self._running and self._url.startswith("http"))
         has_uri = bool(self.notify_uri.currentText().strip())
         subscriptions = self.subscriptions_check.isChecked()
-        self.notify_updated_button.setEnabled(self._running and subscriptions and has_uri)
+        self.notify_updated_button.setEnabled(serving and subscriptions and has_uri)
         self.notify_session_button.setEnabled(
-            self._running and subscriptions and has_uri and bool(self.sessions_view.selected_session_id())
+            serving and subscriptions and has_uri and bool(self.sessions_view.selected_session_id())
         )
-        self.notify_list_button.setEnabled(self._running and self.notifications_check.isChecked())
+        self.notify_list_button.setEnabled(serving and self.notifications_check.isChecked())
         self._update_hint(has_uri=has_uri, subscriptions=subscriptions)
 
     def _update_hint(self, *, has_uri: bool, subscriptions: bool) -> None:
         reasons: list[str] = []
-        if not self._running:
+        if not self.is_serving:
             reasons.append("Start the server first to send notifications.")
         else:
             if not subscriptions:

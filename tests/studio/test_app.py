@@ -97,8 +97,3 @@ def test_stdio_client_talks_to_the_open_window(project_file, tmp_path):
     uris, text = asyncio.run(asyncio.wait_for(session(), 60))
     assert uris == ["hello://world"]
     assert text == "hi from the studio"
-
-
-def test_run_app_rejects_two_transports_at_once(project_file, capsys):
-    assert run_app(str(project_file), http="8765", stdio=True) == 2
-    assert "--http" in capsys.readouterr().err
