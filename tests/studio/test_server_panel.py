@@ -297,3 +297,23 @@ def test_listen_streams_are_marked_in_the_transport_column(panel):
     model.add_session(replace(session("l-1"), kind="listen"))
     (row,) = model.rows()
     assert row.transport == "http (listen)" and row.client == "inspector 1.2"
+
+
+def test_stdio_alone_enables_notifications_and_fixes_the_whole_server_settings(panel):
+    widget, _ = panel
+    widget.notify_uri.setEditText("docs://readme")
+    assert not widget.notify_updated_button.isEnabled()
+    widget.set_serving(["stdio"])
+    assert widget.is_serving and not widget.is_running and widget.start_button.text() == "Start"
+    assert widget.notify_updated_button.isEnabled() and widget.notify_list_button.isEnabled()
+    # HTTP's own fields stay editable (Start adds HTTP); capabilities and the bus are the server's.
+    assert widget.host_edit.isEnabled() and widget.port_spin.isEnabled()
+    assert not widget.bus_edit.isEnabled() and not widget.notifications_check.isEnabled()
+    assert "Start adds HTTP" in widget.transports_label.text()
+    widget.set_running("http://127.0.0.1:8765/mcp")
+    widget.set_serving(["stdio", "http"])
+    assert "keeps serving when HTTP stops" in widget.transports_label.text() and not widget.host_edit.isEnabled()
+    widget.set_stopped()
+    widget.set_serving([])
+    assert not widget.notify_updated_button.isEnabled() and widget.bus_edit.isEnabled()
+    assert not widget.transports_label.isVisibleTo(widget)
