@@ -111,6 +111,9 @@ class ServerControl(QObject):
 
     def stop_http(self) -> None:
         """Stop HTTP only; stdio, if served, keeps serving."""
+        if "http" not in self._served and self._served:
+            self._panel.set_stopped()  # HTTP ended meanwhile: nothing would answer a stop
+            return
         self._panel.set_busy()
         self.progress.emit("Stopping…")
         self._controller.stop_http()

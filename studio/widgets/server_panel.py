@@ -261,6 +261,9 @@ class ServerPanel(QWidget):
         """Every transport served now ("http", "stdio"); the notify buttons and the stdio note follow it."""
         self._serving = tuple(transports)
         stdio = "stdio" in self._serving
+        if not self._running and not self.url_label.toolTip():
+            # No failure to show: say what is (not) served.
+            self.url_label.setText("HTTP not started" if stdio else "Not serving")
         self.transports_label.setText(
             "Also serving the stdio client that launched the studio (it keeps serving when HTTP stops)"
             if stdio and self._running

@@ -317,3 +317,12 @@ def test_stdio_alone_enables_notifications_and_fixes_the_whole_server_settings(p
     widget.set_serving([])
     assert not widget.notify_updated_button.isEnabled() and widget.bus_edit.isEnabled()
     assert not widget.transports_label.isVisibleTo(widget)
+    assert widget.url_label.text() == "Not serving"
+
+
+def test_the_url_line_says_http_is_not_started_while_stdio_serves(panel):
+    widget, _ = panel
+    widget.set_serving(["stdio"])
+    assert widget.url_label.text() == "HTTP not started"
+    widget.set_stopped("Port 8765 on 127.0.0.1 is already in use")
+    assert widget.url_label.text() == "Port 8765 on 127.0.0.1 is already in use"  # a failure stays shown
