@@ -187,3 +187,36 @@ async def test_stdio_and_http_clients_of_one_process_get_each_change_once(
     with pytest.raises(httpx.HTTPError):
         httpx.post(url, json={}, timeout=2)
     assert "Traceback" not in log.read_text()
+
+
+# About 3 s: one real `serve` process (its snippet worker starts before stdio is served).
+async def test_the_token_guards_http_only(tmp_path: Path) -> None:
+    project = save_project(_project(), tmp_path / "both.toml")
+    env = {"PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "studio", "serve", str(project), "--stdio", "--http", "127.0.0.1:0", "--token", "sesame"],
+        env=env, cwd=ROOT,
+    )  # fmt: skip
+    log = tmp_path / "serve.log"
+    with log.open("w") as errlog:
+        async with Client(stdio_client(params, errlog=errlog), mode="2026-07-28", read_timeout_seconds=20) as client:
+            read = await client.read_resource(GREETING, cache_mode="bypass")  # stdio needs no token
+            assert read.contents[0].text == "hello"
+            found = _SERVING.search(log.read_text())
+            assert found, log.read_text()
+            headers = {"accept": "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28"}
+            ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+            async with httpx.AsyncClient(timeout=10) as http:
+                refused = await http.post(found.group(1), json=ping, headers=headers)
+            assert refused.status_code == 401
+            import httpx2
+            from mcp.client.streamable_http import streamable_http_client
+
+            async with (
+                httpx2.AsyncClient(headers={"Authorization": "Bearer sesame"}, timeout=10) as authorized,
+                Client(streamable_http_client(found.group(1), http_client=authorized), mode="2026-07-28",
+                       read_timeout_seconds=20) as over_http,
+            ):  # fmt: skip
+                read = await over_http.read_resource(GREETING, cache_mode="bypass")
+            assert read.contents[0].text == "hello"
