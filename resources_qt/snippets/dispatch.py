@@ -94,6 +94,10 @@ class Dispatcher:
         self.listeners: list[OutputListener] = []
         self.read_listeners: list[ReadOutputListener] = []
         self._numbers = itertools.count(1)
+        self.lent_calls = 0
+        """Calls driven by an event loop on a lent worker (`lend`)."""
+        self.queued_calls = 0
+        """Calls that took the queue (`submit`), busy answers included."""
         self._reaper: threading.Thread | None = None
 
     # -- settings the pool reads ----------------------------------------------------
@@ -220,6 +224,7 @@ class Dispatcher:
         future: Future[_T] = Future()
         with self.cond:
             self._start_locked()
+            self.queued_calls += 1
             seconds = self.limits.timeout if timeout is None else timeout
             now = time.monotonic()
             job = Job(call, seconds, now + seconds, future, lambda r: convert(call, r), queued_at=now)
@@ -261,7 +266,16 @@ class Dispatcher:
             slot.state = "idle"
             deadline = time.monotonic() + _SURGE_IDLE_SECONDS if slot.temporary else None
             while True:
+                lent_to = slot.lent_to
+                if lent_to is not None and not (self.closed or slot.retiring):
+                    if not lent_to.is_closed():
+                        self.cond.wait(_LIVENESS_SECONDS)
+                        continue
+                    self._reclaim_locked(slot)
+                    return RECHECK
                 if self.closed or slot.retiring:
+                    if slot.lent_to is not None:
+                        slot.orphaned = True  # the loop that holds the worker stops it when its call ends
                     return None
                 if slot.generation != self.generation:
                     slot.state = "starting"
@@ -289,6 +303,80 @@ class Dispatcher:
                     slot.retiring = True
                     return None
                 self.cond.wait(min(remaining, _LIVENESS_SECONDS))
+
+    def _reclaim_locked(self, slot: Slot) -> None:
+        # The loop ended with the call in flight: its fd watches died with it and nobody will give the
+        # worker back. Take it back and replace it (an out-of-date generation): its state is unknown.
+        logger.warning("Snippet worker %s was lent to an event loop that closed mid-call; replacing it", slot.name)
+        self._release_locked(slot)
+        slot.lent_to = None
+        slot.generation = -1
+        slot.state = "starting"
+
+    # -- lending a worker to an event loop (resources_qt.snippets.direct) ----------
+
+    def lend(self, key: str, loop: Any, *, deadline: float) -> Slot | None:
+        """An idle, current worker's slot for `loop` to drive one call of `key` on, or None.
+
+        None while calls are queued (they go first), when `key` is at its
+        concurrency limit, or when no worker is idle; the caller queues then.
+        """
+        with self.cond:
+            if self.closed or not self.started or self.jobs:
+                return None
+            if self.running.get(key, 0) >= self.limits.per_resource:
+                return None
+            for slot in self.slots:
+                worker = slot.worker
+                if (
+                    slot.state == "idle"
+                    and slot.lent_to is None
+                    and not slot.retiring
+                    and slot.generation == self.generation
+                    and worker is not None
+                    and worker.looks_alive()
+                ):
+                    slot.state = "busy"
+                    slot.lent_to = loop
+                    slot.lent_until = deadline
+                    slot.running_key = key
+                    self.running[key] = self.running.get(key, 0) + 1
+                    self.lent_calls += 1
+                    return slot
+            return None
+
+    def return_unused(self, slot: Slot) -> None:
+        """A lent worker given back before any call was sent to it."""
+        with self.cond:
+            self.lent_calls -= 1
+        self.give_back(slot, alive=True)
+
+    def give_back(self, slot: Slot, *, alive: bool) -> bool:
+        """A lent worker's call ended (`alive`: its worker lives on); True if the caller must stop the worker.
+
+        True when the slot's thread ended meanwhile (the pool closing or shrinking).
+        """
+        with self.cond:
+            slot.lent_to = None
+            self._release_locked(slot)
+            if slot.orphaned:
+                return True
+            slot.state = "idle" if alive else "starting"
+            if not alive or self.jobs or slot.retiring or self.closed or slot.generation != self.generation:
+                # The slot's thread has something to do now (replace the worker, run a queued call);
+                # otherwise it finds the worker back on its next liveness check, and a read in a row
+                # does not wake it for nothing.
+                self.cond.notify_all()
+            return False
+
+    def detach_worker(self, slot: Slot) -> WorkerProcess | None:
+        """The worker a finishing slot thread must stop: None while it is lent (its borrower stops it)."""
+        with self.cond:
+            if slot.lent_to is not None:
+                slot.orphaned = True
+                return None
+            worker, slot.worker = slot.worker, None
+            return worker
 
     def _pick_locked(self) -> Job[Any] | None:
         jobs = self.jobs

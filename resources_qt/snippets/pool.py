@@ -8,11 +8,12 @@ import os
 import weakref
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 from resources_qt.content import ResourceContent
 from resources_qt.errors import ReaderFailedError, ValidationError
 from resources_qt.snippets import messages
+from resources_qt.snippets.direct import call_directly, supports_direct_calls
 from resources_qt.snippets.dispatch import Dispatcher, Limits, OutputListener
 from resources_qt.snippets.output import ReadOutputListener
 from resources_qt.snippets.protocol import (
@@ -33,6 +34,8 @@ DEFAULT_OUTPUT_LIMIT = 64 * 1024
 
 DEFAULT_MAX_QUEUED_READS = 256
 """Calls waiting for a worker before new ones are answered busy."""
+
+_T = TypeVar("_T")
 
 MAX_TIMEOUT = 3600.0
 """Longest timeout a call may have (the project allows 0.1 s to 1 h)."""
@@ -57,7 +60,11 @@ class SnippetPool:
 
     Thread-safe. `read` and `complete` may be awaited on any asyncio loop in
     any thread; `submit_read`/`submit_complete` return concurrent futures
-    for code without a loop. Output listeners are called on pool threads.
+    for code without a loop. When a worker is idle and no call is queued,
+    an awaited call is driven by the awaiting loop itself on that worker
+    (`resources_qt.snippets.direct`: one hand-off instead of two thread
+    hops; `direct_calls=False` turns that off). Output listeners are called
+    on pool threads, or on that loop for such a call: they must be quick.
     `close()` stops every worker; it also runs when the pool is collected
     and at interpreter exit.
     """
@@ -75,6 +82,7 @@ class SnippetPool:
         max_processes: int = 0,
         max_file_size_mb: int = 0,
         project_dir: str | os.PathLike[str] | None = None,
+        direct_calls: bool = True,
     ) -> None:
         _check_settings(
             workers=workers,
@@ -99,6 +107,8 @@ class SnippetPool:
             project_dir=_folder(project_dir) or "",
         )
         self._core = Dispatcher(limits, prelude=prelude)
+        # Off: every call takes the queued path through a pool thread (tests cover both paths).
+        self._direct = bool(direct_calls)
         self._finalizer = weakref.finalize(self, self._core.close)
 
     # -- lifecycle -------------------------------------------------------------
@@ -152,6 +162,11 @@ class SnippetPool:
     def queued(self) -> int:
         """Calls waiting for a worker now (diagnostics and tests)."""
         return self._core.queued()
+
+    def call_counts(self) -> tuple[int, int]:
+        """(calls driven directly by the awaiting loop, calls that went through the queue) so far."""
+        with self._core.cond:
+            return self._core.lent_calls, self._core.queued_calls
 
     @property
     def prelude_digest(self) -> str:
@@ -242,10 +257,8 @@ class SnippetPool:
                 returned None or no content, called sys.exit, timed out, made
                 its worker exit, crashed it, or hit the memory limit.
         """
-        future = self.submit_read(
-            key=key, source=source, uri=uri, params=params, mime_type=mime_type, timeout=timeout
-        )
-        return await asyncio.wrap_future(future)
+        call = self._read_call(key=key, source=source, uri=uri, params=params, mime_type=mime_type, timeout=timeout)
+        return await self._await(call, timeout, _contents_of)
 
     async def complete(
         self,
@@ -262,10 +275,20 @@ class SnippetPool:
         Raises:
             ReaderFailedError: as for `read`.
         """
-        future = self.submit_complete(
+        call = self._complete_call(
             key=key, source=source, variable=variable, value=value, context=context, timeout=timeout
         )
-        return await asyncio.wrap_future(future)
+        return await self._await(call, timeout, _values_of)
+
+    async def _await(self, call: Call, timeout: float | None, convert: Callable[[Call, Reply], _T]) -> _T:
+        seconds = self._core.timeout if timeout is None else timeout
+        if self._direct:
+            loop = asyncio.get_running_loop()
+            if supports_direct_calls(loop):
+                direct = call_directly(self._core, call, timeout=seconds, convert=convert, loop=loop)
+                if direct is not None:
+                    return await direct
+        return await asyncio.wrap_future(self._core.submit(call, timeout, convert))
 
     def submit_read(
         self,
@@ -278,11 +301,24 @@ class SnippetPool:
         timeout: float | None = None,
     ) -> Future[list[ResourceContent]]:
         """`read` for callers without an event loop: a concurrent future of the content."""
+        call = self._read_call(key=key, source=source, uri=uri, params=params, mime_type=mime_type, timeout=timeout)
+        return self._core.submit(call, timeout, _contents_of)
+
+    def _read_call(
+        self,
+        *,
+        key: str,
+        source: str,
+        uri: str,
+        params: Mapping[str, object],
+        mime_type: str,
+        timeout: float | None,
+    ) -> ReadCall:
         _check_call(key, source, timeout)
         if not isinstance(uri, str) or not uri:
             raise ValidationError("A snippet read needs a non-empty URI")
         prelude, prelude_digest = self._core.prelude_version()
-        call = ReadCall(
+        return ReadCall(
             key=key,
             digest=source_digest(source),
             source=source,
@@ -292,7 +328,6 @@ class SnippetPool:
             params=dict(params),
             mime_type=mime_type or "",
         )
-        return self._core.submit(call, timeout, _contents_of)
 
     def submit_complete(
         self,
@@ -305,9 +340,24 @@ class SnippetPool:
         timeout: float | None = None,
     ) -> Future[list[str]]:
         """`complete` for callers without an event loop."""
+        call = self._complete_call(
+            key=key, source=source, variable=variable, value=value, context=context, timeout=timeout
+        )
+        return self._core.submit(call, timeout, _values_of)
+
+    def _complete_call(
+        self,
+        *,
+        key: str,
+        source: str,
+        variable: str,
+        value: str,
+        context: Mapping[str, str],
+        timeout: float | None,
+    ) -> CompleteCall:
         _check_call(key, source, timeout)
         prelude, prelude_digest = self._core.prelude_version()
-        call = CompleteCall(
+        return CompleteCall(
             key=key,
             digest=source_digest(source),
             source=source,
@@ -317,7 +367,6 @@ class SnippetPool:
             value=value,
             context=dict(context),
         )
-        return self._core.submit(call, timeout, _values_of)
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else f"{len(self.worker_pids())} running"

@@ -6,6 +6,7 @@ import contextlib
 import logging
 import multiprocessing
 import os
+import select
 import signal
 import threading
 import time
@@ -30,7 +31,7 @@ from resources_qt.snippets.protocol import (
 )
 from resources_qt.snippets.worker import worker_main
 
-__all__ = ["OutputCallback", "WorkerProcess", "WorkerStartError", "worker_context"]
+__all__ = ["OutputCallback", "WorkerProcess", "WorkerStartError", "signal_text", "worker_context"]
 
 logger = logging.getLogger(__name__)
 
@@ -84,6 +85,25 @@ class WorkerProcess:
     @property
     def pid(self) -> int | None:
         return self._process.pid if self._process is not None else None
+
+    @property
+    def connection(self) -> Connection | None:
+        """The pipe to the worker (for a loop that drives a call itself, `resources_qt.snippets.direct`)."""
+        return self._conn
+
+    @property
+    def process(self) -> BaseProcess | None:
+        return self._process
+
+    def looks_alive(self) -> bool:
+        """`alive` in one non-blocking select() of the exit sentinel (is_alive() builds a selector per call)."""
+        process = self._process
+        if process is None:
+            return False
+        try:
+            return not select.select([process.sentinel], [], [], 0)[0]
+        except (OSError, ValueError):
+            return False
 
     @property
     def alive(self) -> bool:
@@ -211,6 +231,21 @@ class WorkerProcess:
         self._process = None
         self._conn = None
 
+    def prepare(self, call: Call) -> Call:
+        """`call` as it goes to this worker: without the sources it already holds."""
+        return self._strip(call)
+
+    def sent(self, call: Call) -> None:
+        """Record the sources `call` carried (it was written to the pipe)."""
+        if call.source is not None:
+            self._snippets[(type(call).__name__, call.key)] = call.digest
+        if call.prelude is not None:
+            self._prelude_digest = call.prelude_digest
+
+    def forget(self) -> None:
+        """Believe the worker holds no source (it answered NeedSource)."""
+        self._forget()
+
     def _strip(self, call: Call) -> Call:
         # Source travels only when this worker has not seen that version yet.
         slot = (type(call).__name__, call.key)
@@ -230,10 +265,7 @@ class WorkerProcess:
             self._conn.send(call)
         except (OSError, ValueError):
             return False
-        if call.source is not None:
-            self._snippets[(type(call).__name__, call.key)] = call.digest
-        if call.prelude is not None:
-            self._prelude_digest = call.prelude_digest
+        self.sent(call)
         return True
 
     def _forget(self) -> None:
@@ -261,11 +293,12 @@ class WorkerProcess:
         if code is None:
             return Failed("crashed", messages.crashed(call, "the connection to it broke"))
         if code < 0:
-            return Failed("crashed", messages.crashed(call, _signal_text(-code)))
+            return Failed("crashed", messages.crashed(call, signal_text(-code)))
         return Failed("exited", messages.exited(call, code))
 
 
-def _signal_text(number: int) -> str:
+def signal_text(number: int) -> str:
+    """How a worker killed by signal `number` is described to the user."""
     try:
         name = signal.Signals(number).name
     except ValueError:

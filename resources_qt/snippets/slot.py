@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 import time
@@ -83,6 +84,11 @@ class Slot:
         self.worker: WorkerProcess | None = None
         self.generation = -1
         self.running_key: str | None = None
+        self.lent_to: asyncio.AbstractEventLoop | None = None
+        """The event loop driving a call on this slot's worker (`resources_qt.snippets.direct`), if any."""
+        self.lent_until = 0.0
+        self.orphaned = False
+        """The slot's thread ended while the worker was lent: whoever has it stops it."""
         self.name = f"snippet-worker-{number}"
         self.thread = threading.Thread(target=self._run, name=self.name, daemon=True)
 
@@ -114,7 +120,7 @@ class Slot:
         else:
             crashed = False
         finally:
-            worker, self.worker = self.worker, None
+            worker = self.core.detach_worker(self)
             if worker is not None:
                 worker.stop()
         self.core.slot_finished(self, crashed=crashed)

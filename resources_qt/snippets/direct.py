@@ -1,0 +1,322 @@
+"""A call driven by the awaiting event loop itself on a lent idle worker: one hand-off per read.
+
+The queued path goes loop -> pool thread -> worker pipe -> pool thread ->
+concurrent future -> the loop again: two thread hops and the GIL traded
+twice. When a worker is idle and nothing is queued, the dispatcher lends
+that worker to the loop instead (`Dispatcher.lend`): the loop writes the
+call to the worker's pipe and waits for the answer with `add_reader`, so
+the answer is parsed where it is awaited. Every guarantee of the queued
+path holds: the per-resource limit (the lend counts as a running call),
+fairness (nothing is lent while calls wait in the queue), the deadline (a
+loop timer kills the worker), crash containment (the worker's sentinel and
+the pipe's EOF are watched), output capture, and exactly one answer. The
+call runs to its end even if its awaiting task is cancelled, so the worker
+is never given back in the middle of a call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import struct
+import time
+from asyncio import selector_events
+from collections.abc import Callable
+from multiprocessing.reduction import ForkingPickler
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from resources_qt.snippets import messages, wire
+from resources_qt.snippets.output import SnippetOutput
+from resources_qt.snippets.process import signal_text
+from resources_qt.snippets.protocol import Call, CompleteDone, Failed, NeedSource, Output, ReadCall, ReadDone, Reply
+
+if TYPE_CHECKING:
+    from resources_qt.snippets.dispatch import Dispatcher
+    from resources_qt.snippets.process import WorkerProcess
+    from resources_qt.snippets.slot import Slot
+
+__all__ = ["MAX_DIRECT_CALL_BYTES", "call_directly", "supports_direct_calls"]
+
+logger = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
+
+MAX_DIRECT_CALL_BYTES = 64 * 1024
+"""A larger pickled call (a first call carrying a long snippet) goes the queued way, so the loop never
+waits on a pipe write."""
+
+_READ_CHUNK = 256 * 1024
+_DEATH_GRACE = 2.0
+"""How long to wait for a worker's exit status after its pipe closed."""
+_REPLACED = frozenset({"timeout", "exited", "crashed", "memory", "internal"})
+_SIZE = struct.Struct("!i")
+_BIG_SIZE = struct.Struct("!Q")
+
+
+def supports_direct_calls(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether `loop` can watch file descriptors (selector loops and uvloop; not the Windows proactor)."""
+    if isinstance(loop, selector_events.BaseSelectorEventLoop):
+        return True
+    return type(loop).__module__.startswith("uvloop")
+
+
+def call_directly(
+    core: Dispatcher,
+    call: Call,
+    *,
+    timeout: float,
+    convert: Callable[[Call, Reply], _T],
+    loop: asyncio.AbstractEventLoop,
+) -> asyncio.Future[_T] | None:
+    """Run `call` on a lent idle worker, driven by `loop`; None when no worker can be lent (queue it)."""
+    slot = core.lend(call.key, loop, deadline=time.monotonic() + timeout)
+    if slot is None:
+        return None
+    worker = slot.worker
+    assert worker is not None
+    outgoing = worker.prepare(call)
+    data = bytes(ForkingPickler.dumps(outgoing))
+    if len(data) > MAX_DIRECT_CALL_BYTES:
+        core.return_unused(slot)
+        return None
+    future: asyncio.Future[_T] = loop.create_future()
+    runner = _DirectCall(core, slot, worker, call, outgoing, loop=loop, timeout=timeout, future=future,
+                         convert=convert)
+    runner.begin(data)
+    return future
+
+
+class _DirectCall:
+    """The state machine of one lent call, driven by fd callbacks and one timer on the loop."""
+
+    def __init__(
+        self,
+        core: Dispatcher,
+        slot: Slot,
+        worker: WorkerProcess,
+        call: Call,
+        outgoing: Call,
+        *,
+        loop: asyncio.AbstractEventLoop,
+        timeout: float,
+        future: asyncio.Future[Any],
+        convert: Callable[[Call, Reply], Any],
+    ) -> None:
+        self._core = core
+        self._slot = slot
+        self._worker = worker
+        self._call = call
+        self._outgoing = outgoing
+        self._loop = loop
+        self._timeout = timeout
+        self._future = future
+        self._convert = convert
+        self._buffer = bytearray()
+        self._chunks: list[list[str]] = []
+        self._started_wall = time.time()
+        self._timer: asyncio.TimerHandle | None = None
+        self._grace: asyncio.TimerHandle | None = None
+        self._reply: Reply | None = None
+        self._pipe_closed = False
+        self._done = False
+        self._fd = -1
+        self._sentinel = -1
+        self._watching_sentinel = False
+
+    def begin(self, data: bytes) -> None:
+        worker = self._worker
+        conn, process = worker.connection, worker.process
+        if conn is None or process is None:
+            self._pipe_closed = True
+            self._finish(Failed("unavailable", messages.unavailable(self._call, "the worker is not running")))
+            return
+        self._fd, self._sentinel = conn.fileno(), process.sentinel
+        try:
+            conn.send_bytes(data)
+        except (OSError, ValueError):
+            self._pipe_closed = True
+            self._watch_death()
+            return
+        worker.sent(self._outgoing)
+        # Only the pipe is watched: a worker's death closes it (EOF), and the deadline's kill reaches a
+        # process it forked that still holds it. The sentinel is watched once the pipe closed.
+        self._loop.add_reader(self._fd, self._on_readable)
+        self._timer = self._loop.call_later(self._timeout, self._on_timeout)
+
+    # -- callbacks -------------------------------------------------------------------
+
+    def _on_readable(self) -> None:
+        try:
+            data = os.read(self._fd, _READ_CHUNK)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self._pipe_closed = True
+            self._loop.remove_reader(self._fd)
+            self._watch_death()
+            return
+        self._buffer.extend(data)
+        while not self._done and (message := self._next_frame()) is not None:
+            self._on_message(message)
+
+    def _next_frame(self) -> bytes | None:
+        buffer = self._buffer
+        if len(buffer) < 4:
+            return None
+        (size,) = _SIZE.unpack_from(buffer)
+        start = 4
+        if size == -1:  # multiprocessing's framing of a message over 2 GiB
+            if len(buffer) < 12:
+                return None
+            (size,) = _BIG_SIZE.unpack_from(buffer, 4)
+            start = 12
+        end = start + size
+        if len(buffer) < end:
+            return None
+        frame = bytes(buffer[start:end])
+        del buffer[:end]
+        return frame
+
+    def _on_message(self, data: bytes) -> None:
+        try:
+            message = wire.decode(data)
+        except wire.WireError as exc:
+            logger.error("Snippet worker %s sent a message that does not decode: %r", self._slot.name, str(exc))
+            self._kill()
+            why = f"its answer could not be decoded ({exc})"
+            self._finish(Failed("internal", messages.call_failed(self._call, why)))
+            return
+        if isinstance(message, Output):
+            self._on_output(message)
+        elif isinstance(message, NeedSource):
+            self._resend()
+        elif isinstance(message, ReadDone | CompleteDone | Failed):
+            if isinstance(message, Failed) and message.reason == "memory":
+                self._kill()
+            self._finish(message)
+
+    def _resend(self) -> None:
+        call = self._call
+        if self._outgoing is call:
+            self._finish(Failed("unavailable", messages.unavailable(call, "the worker lost the snippet source")))
+            return
+        worker = self._worker
+        worker.forget()
+        self._outgoing = call
+        conn = worker.connection
+        try:
+            # Rare (the worker lost what it was sent) and the worker is reading: a short blocking write.
+            assert conn is not None
+            conn.send_bytes(ForkingPickler.dumps(call))
+        except (OSError, ValueError, AssertionError):
+            self._pipe_closed = True
+            self._watch_death()
+            return
+        worker.sent(call)
+
+    def _on_output(self, message: Output) -> None:
+        chunks = self._chunks
+        if chunks and chunks[-1][0] == message.stream:
+            chunks[-1][1] += message.text
+        else:
+            chunks.append([message.stream, message.text])
+        self._core.emit_output(message.key, message.text)
+
+    def _on_timeout(self) -> None:
+        self._timer = None
+        if self._done:
+            return
+        self._reply = Failed("timeout", messages.timed_out(self._call, self._timeout))
+        # The kill shows as the pipe's EOF and the sentinel; the reply above wins.
+        self._worker.interrupt()
+
+    def _on_exit(self) -> None:
+        # The worker process ended (its sentinel is readable) after its pipe closed.
+        self._loop.remove_reader(self._sentinel)
+        self._sentinel = -1
+        if not self._done:
+            self._finish(self._death())
+
+    def _watch_death(self) -> None:
+        if self._done:
+            return
+        if self._sentinel < 0 or self._worker.process is None:
+            self._finish(self._death())
+            return
+        # The exit status follows the pipe's EOF closely; a process that keeps running with its pipe
+        # closed is reported (and killed) after a grace period.
+        self._loop.add_reader(self._sentinel, self._on_exit)
+        self._grace = self._loop.call_later(_DEATH_GRACE, self._on_grace_over)
+        self._watching_sentinel = True
+
+    def _on_grace_over(self) -> None:
+        self._grace = None
+        if not self._done:
+            self._finish(self._death())
+
+    def _death(self) -> Failed:
+        if self._reply is not None:
+            return self._reply if isinstance(self._reply, Failed) else Failed("internal", "unexpected reply")
+        process = self._worker.process
+        code = process.exitcode if process is not None else None
+        call = self._call
+        if code is None:
+            return Failed("crashed", messages.crashed(call, "the connection to it broke"))
+        if code < 0:
+            return Failed("crashed", messages.crashed(call, signal_text(-code)))
+        return Failed("exited", messages.exited(call, code))
+
+    # -- the end ---------------------------------------------------------------------
+
+    def _kill(self) -> None:
+        self._worker.interrupt()
+
+    def _finish(self, reply: Reply) -> None:
+        if self._done:
+            return
+        self._done = True
+        if self._reply is not None and isinstance(reply, Failed) and reply.reason in ("crashed", "exited"):
+            reply = self._reply  # killed for its timeout
+        elif self._reply is not None and not isinstance(reply, Failed):
+            reply = self._reply  # answered just as the deadline passed: the timeout already counted
+        for handle in (self._timer, self._grace):
+            if handle is not None:
+                handle.cancel()
+        loop = self._loop
+        if self._fd >= 0 and not self._pipe_closed:
+            loop.remove_reader(self._fd)
+        if self._watching_sentinel and self._sentinel >= 0:
+            loop.remove_reader(self._sentinel)
+        worker = self._worker
+        core = self._core
+        alive = not (self._pipe_closed or (isinstance(reply, Failed) and reply.reason in _REPLACED))
+        if not alive:
+            # Only after its descriptors left the loop: a closed fd's number may be reused at once.
+            worker.kill()
+        if isinstance(reply, Failed) and reply.reason in _REPLACED:
+            if core.closed:
+                reply = Failed("unavailable", messages.unavailable(self._call, "the snippet pool was closed"))
+            else:
+                logger.warning("Snippet worker %s replaced: %r", self._slot.name, reply.message)
+        if core.give_back(self._slot, alive=alive):
+            worker.kill()  # the slot thread left while the worker was lent (pool closing or shrinking)
+        if self._chunks:
+            call = self._call
+            uri = call.uri if isinstance(call, ReadCall) else ""
+            core.emit_read_output(
+                SnippetOutput(call.key, uri, self._started_wall, tuple((s, t) for s, t in self._chunks))
+            )
+        future = self._future
+        if future.done():
+            return  # its caller gave up (cancelled); the call still ran to its end
+        try:
+            value = self._convert(self._call, reply)
+        except BaseException as exc:  # the converted failure (ReaderFailedError) is the answer
+            future.set_exception(exc)
+        else:
+            future.set_result(value)
+
+

@@ -1,0 +1,147 @@
+"""Calls driven by the awaiting event loop on a lent worker: the same answers and guarantees as the queued path."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from helpers.pools import MEMORY_MB, TIMEOUT
+from helpers.waiting import eventually
+from snippet_support import OK, healthy, read_text
+from test_snippet_failures import CASES, REPLACED
+
+from resources_qt.errors import ReaderFailedError
+from resources_qt.snippets import SnippetOutput, SnippetPool
+
+
+@pytest.fixture
+def direct_pool() -> Iterator[SnippetPool]:
+    pool = SnippetPool(workers=1, timeout=TIMEOUT, memory_limit_mb=MEMORY_MB)
+    assert pool.wait_ready(60)
+    yield pool
+    pool.close()
+
+
+async def _read(pool: SnippetPool, source: str, *, key: str = "t", uri: str = "t://x") -> str:
+    contents = await pool.read(key=key, source=source, uri=uri, params={})
+    assert len(contents) == 1 and contents[0].text is not None
+    return contents[0].text
+
+
+def test_a_read_on_an_idle_pool_is_driven_by_the_awaiting_loop(direct_pool: SnippetPool) -> None:
+    threads: list[str] = []
+    outputs: list[SnippetOutput] = []
+    direct_pool.add_output_listener(lambda key, text: threads.append(threading.current_thread().name))
+    direct_pool.add_read_output_listener(outputs.append)
+    source = "def read(uri, params):\n    print('hello from', uri)\n    return uri.upper()\n"
+    assert healthy(direct_pool)  # the slot is idle now: a worker that just started may still be settling
+    lent, queued = direct_pool.call_counts()
+
+    async def main() -> tuple[str, str]:
+        return await _read(direct_pool, source, uri="t://y"), threading.current_thread().name
+
+    text, loop_thread = asyncio.run(main())
+    assert text == "T://Y"
+    assert direct_pool.call_counts() == (lent + 1, queued)
+    assert threads == [loop_thread]  # printed output reached the listener on the loop, not a pool thread
+    assert [o.text for o in outputs] == ["hello from t://y\n"]
+
+
+# "memory hog" races its allocations against the 1.5 s timeout on a loaded machine; "one huge
+# allocation" covers the memory answer here, and test_snippet_failures the hog on the queued path.
+@pytest.mark.parametrize("case", [case for case in CASES if case != "memory hog"])
+def test_misbehaviour_gets_the_same_answer_directly(direct_pool: SnippetPool, case: str) -> None:
+    source, reason, message = CASES[case]
+    assert healthy(direct_pool)
+    before = set(direct_pool.worker_pids())
+    lent = direct_pool.call_counts()[0]
+
+    async def main() -> ReaderFailedError:
+        with pytest.raises(ReaderFailedError) as caught:
+            await _read(direct_pool, source)
+        return caught.value
+
+    error = asyncio.run(main())
+    assert message in error.message
+    assert error.data == {"reason": reason, "snippet": "t", "uri": "t://x"}
+    assert direct_pool.call_counts()[0] == lent + 1
+    assert asyncio.run(_read(direct_pool, OK)) == "fine"
+    assert (set(direct_pool.worker_pids()) != before) == (reason in REPLACED)
+
+
+def test_a_cancelled_read_runs_to_its_end_before_the_worker_serves_another(direct_pool: SnippetPool) -> None:
+    slow = "import time\ndef read(uri, params):\n    time.sleep(0.3)\n    return 'slow'\n"
+
+    async def main() -> str:
+        task = asyncio.create_task(_read(direct_pool, slow, key="slow"))
+        await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        # The worker is still busy with the cancelled call: this one must get its own answer, not "slow".
+        return await _read(direct_pool, OK, key="ok")
+
+    assert asyncio.run(main()) == "fine"
+
+
+def test_one_resource_at_its_limit_waits_its_turn(tmp_path: Path) -> None:
+    log = tmp_path / "log.txt"
+    source = (
+        "import time\n"
+        "def read(uri, params):\n"
+        f"    with open({str(log)!r}, 'a') as f:\n"
+        "        f.write('s')\n"
+        "    time.sleep(0.1)\n"
+        f"    with open({str(log)!r}, 'a') as f:\n"
+        "        f.write('e')\n"
+        "    return 'done'\n"
+    )
+    with SnippetPool(workers=2, timeout=TIMEOUT, memory_limit_mb=MEMORY_MB, resource_concurrency=1) as pool:
+        assert pool.wait_ready(60)
+
+        async def main() -> list[str]:
+            return list(await asyncio.gather(*(_read(pool, source, key="limited") for _ in range(3))))
+
+        assert asyncio.run(main()) == ["done"] * 3
+        lent, queued = pool.call_counts()
+    assert log.read_text() == "sesese"  # never two at once
+    assert lent >= 1 and queued >= 2
+
+
+def test_closing_the_pool_answers_a_direct_call_in_flight(direct_pool: SnippetPool) -> None:
+    slow = "import time\ndef read(uri, params):\n    time.sleep(30)\n    return 'never'\n"
+
+    async def main() -> ReaderFailedError:
+        task = asyncio.create_task(_read(direct_pool, slow))
+        await asyncio.sleep(0.1)
+        await asyncio.to_thread(direct_pool.close)
+        with pytest.raises(ReaderFailedError) as caught:
+            await asyncio.wait_for(task, 10)
+        return caught.value
+
+    error = asyncio.run(main())
+    assert "closed" in error.message
+
+
+def test_a_loop_that_ends_mid_call_leaves_the_pool_usable(direct_pool: SnippetPool) -> None:
+    slow = "import time\ndef read(uri, params):\n    time.sleep(0.5)\n    return 'orphan'\n"
+    assert healthy(direct_pool)
+
+    async def main() -> None:
+        asyncio.get_running_loop().create_task(_read(direct_pool, slow))
+        await asyncio.sleep(0.1)  # the call is on the worker; the loop closes without waiting for it
+
+    asyncio.run(main())
+    assert direct_pool.call_counts()[0] == 1  # healthy() took the queue
+    # The slot notices the closed loop, replaces the worker it lent, and serves the queued path again.
+    assert read_text(direct_pool, OK) == "fine"
+    eventually(lambda: healthy(direct_pool), 10, what="a healthy pool")
+
+
+def test_direct_calls_can_be_turned_off() -> None:
+    with SnippetPool(workers=1, timeout=TIMEOUT, memory_limit_mb=MEMORY_MB, direct_calls=False) as pool:
+        assert asyncio.run(_read(pool, OK)) == "fine"
+        assert pool.call_counts() == (0, 1)
