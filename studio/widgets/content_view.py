@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import logging
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal, Slot
@@ -24,10 +25,10 @@ from PySide6.QtWidgets import (
 
 from resources_qt.content import ResourceContent
 from studio.theme import status_colors
-from studio.widgets.highlighter import SpanHighlighter
 from studio.widgets.renderers import PageActions, Prepared, RendererRegistry, default_registry
 from studio.widgets.renderers.base import DISPLAY_LIMIT, INLINE_LIMIT, human_size
 from studio.widgets.renderers.hex import HEX_LIMIT
+from studio.widgets.renderers.spans import CompactSpanHighlighter, CompactSpans
 from studio.widgets.renderers.text import pretty_json_prefix
 
 logger = logging.getLogger(__name__)
@@ -45,8 +46,8 @@ __all__ = [
     "pretty_json_prefix",
 ]
 
-CHUNK_LINES = 1500
-CHUNK_CHARS = 24 * 1024
+CHUNK_LINES = 1000
+CHUNK_CHARS = 16 * 1024
 """Text goes into the view in pieces of at most this many lines or characters, one per event-loop turn
 (a piece lays out and highlights in a few milliseconds), so the window keeps answering while it fills."""
 
@@ -86,6 +87,20 @@ def _chunks(text: str) -> list[str]:
     return chunks
 
 
+@dataclass(frozen=True)
+class _Ready:
+    """A prepared content and its text cut into the pieces the view inserts one by one."""
+
+    prepared: Prepared
+    chunks: list[str]
+
+
+def _prepare_for_view(registry: RendererRegistry, content: ResourceContent) -> _Ready:
+    """Everything a view needs before it touches a widget (on the render thread for large content)."""
+    prepared = registry.prepare(content)
+    return _Ready(prepared, _chunks(prepared.text) if prepared.text else [])
+
+
 class _Relay(QObject):
     """Carries finished futures from worker threads to the GUI thread; lives as long as the app."""
 
@@ -118,7 +133,7 @@ class ContentView(QWidget):
         self._apply_colors()
         self._content: ResourceContent | None = None
         self._prepared: Prepared | None = None
-        self._future: Future[Prepared] | None = None
+        self._future: Future[_Ready] | None = None
         self._rendered_page: QWidget | None = None
         self._pages: dict[str, QWidget | None] = {}  # kind -> its page, made on first use (None: source only)
         self._actions = PageActions(save_content=self._on_save_clicked)
@@ -148,7 +163,7 @@ class ContentView(QWidget):
         self.text_view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.text_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.text_view.setUndoRedoEnabled(False)  # read-only: an undo history would only cost memory
-        self._highlighter = SpanHighlighter(self.text_view.document())
+        self._highlighter = CompactSpanHighlighter(self.text_view.document())
         self._pending_chunks: list[str] = []
         self._chunk_timer = QTimer(self)
         self._chunk_timer.setSingleShot(True)
@@ -209,12 +224,12 @@ class ContentView(QWidget):
         self.toggle_button.hide()
         self.note_label.hide()
         if self._registry.prepare_inline(content):
-            self._show(self._registry.prepare(content))
+            self._show(_prepare_for_view(self._registry, content))
             return
         size = len(content.blob or "") if content.is_blob else len(content.text or "")
         self.stack.setCurrentWidget(self.loading_label)
         self.loading_label.setText(f"Preparing {human_size(size)} of content...")
-        future = _executor.submit(self._registry.prepare, content)
+        future = _executor.submit(_prepare_for_view, self._registry, content)
         self._future = future
         future.add_done_callback(_get_relay().finished.emit)
 
@@ -229,7 +244,7 @@ class ContentView(QWidget):
         self.info_label.setToolTip("")
         self.note_label.hide()
         self.toggle_button.hide()
-        self._highlighter.use_spans({})
+        self._highlighter.use_spans(CompactSpans())
         self.text_view.clear()
         self._rendered_page = None
         self.stack.setCurrentWidget(self.loading_label)
@@ -259,8 +274,8 @@ class ContentView(QWidget):
             self._pages[kind] = page
         return self._pages[kind]
 
-    def _show(self, prepared: Prepared) -> None:
-        self._prepared = prepared
+    def _show(self, ready: _Ready) -> None:
+        prepared = self._prepared = ready.prepared
         parts = [prepared.mime_type, human_size(prepared.size), *prepared.details]
         parts.append(self._content.uri if self._content else "")
         self.info_label.setText(" · ".join(parts))
@@ -272,7 +287,7 @@ class ContentView(QWidget):
             # The spans are in place before the text arrives, so every line is highlighted once,
             # as it is inserted; a long text goes in piece by piece (see CHUNK_LINES).
             self._highlighter.use_spans(prepared.spans)
-            chunks = _chunks(prepared.text)
+            chunks = ready.chunks
             self.text_view.setPlainText(chunks[0])
             self._pending_chunks = chunks[:0:-1]  # reversed: pop() takes the next one
         else:
@@ -319,16 +334,17 @@ class ContentView(QWidget):
     # -- slots ---------------------------------------------------------------
 
     @Slot(object)
-    def _on_future_finished(self, future: Future[Prepared]) -> None:
+    def _on_future_finished(self, future: Future[_Ready]) -> None:
         if future is not self._future:
             return
         self._future = None
         try:
-            prepared = future.result()
+            ready = future.result()
         except Exception as exc:
             logger.exception("preparing the preview failed")
-            prepared = Prepared("text", "text/plain", 0, text=f"Could not prepare the content: {exc}")
-        self._show(prepared)
+            message = f"Could not prepare the content: {exc}"
+            ready = _Ready(Prepared("text", "text/plain", 0, text=message), [message])
+        self._show(ready)
 
     @Slot()
     def _on_chunk_timeout(self) -> None:

@@ -424,7 +424,7 @@ class PreviewPanel(QWidget):
             # After the panel's first paint (the window is on screen): make the first content view
             # now rather than inside the first read.
             self._warmed = True
-            QTimer.singleShot(0, self._on_warm_up)
+            QTimer.singleShot(0, self, self._on_warm_up)
         return super().event(event)
 
     @Slot()

@@ -10,7 +10,7 @@ from typing import ClassVar
 from PySide6.QtWidgets import QWidget
 
 from resources_qt.content import ResourceContent
-from studio.widgets.highlighter import Spans
+from studio.widgets.renderers.spans import CompactSpans
 
 __all__ = [
     "DISPLAY_LIMIT",
@@ -94,7 +94,7 @@ class Prepared:
     mime_type: str
     size: int
     text: str = ""
-    spans: Spans = field(default_factory=dict)
+    spans: CompactSpans = field(default_factory=CompactSpans)
     notes: list[str] = field(default_factory=list)
     details: list[str] = field(default_factory=list)  # extra facts for the info line, e.g. the pixel size
     payload: object = None

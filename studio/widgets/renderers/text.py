@@ -6,7 +6,7 @@ import json
 import re
 
 from resources_qt.content import ResourceContent
-from studio.widgets.highlighter import lex_spans, lexer_for_mime
+from studio.widgets.highlighter import lexer_for_mime
 from studio.widgets.renderers.base import (
     DISPLAY_LIMIT,
     HIGHLIGHT_LIMIT,
@@ -19,6 +19,7 @@ from studio.widgets.renderers.base import (
     is_textual,
     mime_of,
 )
+from studio.widgets.renderers.spans import CompactSpans
 
 __all__ = ["FULL_JSON_LIMIT", "TextRenderer", "pretty_json_prefix", "text_prepared"]
 
@@ -105,7 +106,7 @@ def text_prepared(text: str, mime: str, size: int, *, kind: str = "text") -> Pre
     head = shown[:HIGHLIGHT_LIMIT]
     if len(shown) > HIGHLIGHT_LIMIT:
         notes.append(f"Highlighting the first {human_size(HIGHLIGHT_LIMIT)}.")
-    spans = lex_spans(head, lexer_for_mime(mime)) if head else {}
+    spans = CompactSpans.lex(head, lexer_for_mime(mime)) if head else CompactSpans()
     return Prepared(kind, mime, size, text=shown, spans=spans, notes=notes)
 
 
