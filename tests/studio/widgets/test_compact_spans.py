@@ -6,6 +6,7 @@ import gc
 import json
 
 from PySide6.QtWidgets import QPlainTextEdit
+from pytestqt.qtbot import QtBot
 
 from studio.widgets.highlighter import lex_spans, lexer_for_mime
 from studio.widgets.renderers.spans import CompactSpanHighlighter, CompactSpans
@@ -42,7 +43,7 @@ def test_a_quarter_megabyte_of_json_adds_no_objects_for_the_collector() -> None:
     assert added < 10  # per-line lists of tuples would add about 70,000
 
 
-def test_the_highlighter_colours_astral_text_at_its_utf16_columns(qtbot) -> None:
+def test_the_highlighter_colours_astral_text_at_its_utf16_columns(qtbot: QtBot) -> None:
     view = QPlainTextEdit()
     qtbot.addWidget(view)
     highlighter = CompactSpanHighlighter(view.document())
