@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+import weakref
 from dataclasses import fields, replace
 from pathlib import Path
 from typing import NamedTuple
@@ -95,12 +96,30 @@ def suffixed_uri(uri: str, suffix: str) -> str:
     return f"{path}{suffix}{tail}"
 
 
-class _UpdateResource(QUndoCommand):
+class _Command(QUndoCommand):
+    """An edit of a document, holding the document weakly.
+
+    A strong reference would make the document, its undo stack and the commands one
+    garbage cycle; the collector may then free a command's Python half before the
+    stack's C++ destructor deletes the command, which crashed the test suite.
+    """
+
+    _document_ref: weakref.ref[ProjectDocument]
+
+    @property
+    def _document(self) -> ProjectDocument:
+        document = self._document_ref()
+        if document is None:
+            raise RuntimeError("the document of this edit is gone")  # the stack dies with its document
+        return document
+
+
+class _UpdateResource(_Command):
     def __init__(
         self, document: ProjectDocument, old_name: str, before: ResourceSpec, after: ResourceSpec
     ) -> None:
         super().__init__(f"Edit {after.name or old_name}")
-        self._document = document
+        self._document_ref = weakref.ref(document)
         self._before = before
         self._after = after
         self._stamp = time.monotonic()
@@ -127,14 +146,14 @@ class _UpdateResource(QUndoCommand):
         self._document._replace(self._after.name, self._before)
 
 
-class _InsertResource(QUndoCommand):
+class _InsertResource(_Command):
     """Adds `spec` at `index` (redo) and removes it (undo); `remove=True` swaps the two."""
 
     def __init__(
         self, document: ProjectDocument, index: int, spec: ResourceSpec, *, remove: bool, text: str
     ) -> None:
         super().__init__(text)
-        self._document = document
+        self._document_ref = weakref.ref(document)
         self._index = index
         self._spec = spec
         self._remove = remove
@@ -152,10 +171,10 @@ class _InsertResource(QUndoCommand):
             self._document._take(self._spec.name)
 
 
-class _SetPrelude(QUndoCommand):
+class _SetPrelude(_Command):
     def __init__(self, document: ProjectDocument, before: str, after: str) -> None:
         super().__init__("Edit prelude")
-        self._document = document
+        self._document_ref = weakref.ref(document)
         self._before = before
         self._after = after
         self._stamp = time.monotonic()
@@ -177,12 +196,12 @@ class _SetPrelude(QUndoCommand):
         self._document._apply_prelude(self._before)
 
 
-class _SetTests(QUndoCommand):
+class _SetTests(_Command):
     """Replaces the project's `[[tests]]` (adding or removing one test is one step)."""
 
     def __init__(self, document: ProjectDocument, text: str, before: list[TestSpec], after: list[TestSpec]) -> None:
         super().__init__(text)
-        self._document = document
+        self._document_ref = weakref.ref(document)
         self._before = list(before)
         self._after = list(after)
 
@@ -193,13 +212,13 @@ class _SetTests(QUndoCommand):
         self._document._apply_tests(self._before)
 
 
-class _SetSettings(QUndoCommand):
+class _SetSettings(_Command):
     """Changes `[server]`; typing into one setting within `MERGE_WINDOW_S` is one step."""
 
     def __init__(self, document: ProjectDocument, before: ServerSettings, after: ServerSettings) -> None:
         self._keys = changed_settings(before, after)
         super().__init__(f"Change server setting {', '.join(self._keys)}" if self._keys else "Change server settings")
-        self._document = document
+        self._document_ref = weakref.ref(document)
         self._before = before
         self._after = after
         self._stamp = time.monotonic()
