@@ -98,6 +98,7 @@ class MainWindow(QMainWindow):
         self._completion_requests: dict[str, tuple[str, str]] = {}
         self._project_switched = False  # the next refresh of the notify URIs forgets the old project's
         self._pending_splitters: dict[str, QByteArray] = {}
+        self._warmed_up = False
 
         # -- logic objects ---------------------------------------------------------------
         self.document = ProjectDocument(parent=self)
@@ -414,6 +415,10 @@ class MainWindow(QMainWindow):
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
+        if not self._warmed_up:
+            # After the first paint: the snippet workers start while the user looks, not on the first Read.
+            self._warmed_up = True
+            QTimer.singleShot(0, self, self._on_warm_up)
         if self._pending_splitters:
             pending, self._pending_splitters = self._pending_splitters, {}
             layout = self.layout()
@@ -423,6 +428,11 @@ class MainWindow(QMainWindow):
             if main is not None:
                 self.main_splitter.restoreState(main)
             self.editor.restore_splitter_states(pending)
+
+    @Slot()
+    def _on_warm_up(self) -> None:
+        if not self._shut_down:
+            self.controller.warm_up()
 
     def _save_layout(self) -> None:
         settings = self.settings

@@ -385,7 +385,9 @@ class ServerController(QObject):
 
         async def run() -> None:
             outcome = await self._server.read_for_preview(uri)
-            self._pump.push(_Preview(outcome))
+            # A user is waiting: no batching delay where the pump offers it (team STARTUP's push_now).
+            push = getattr(self._pump, "push_now", self._pump.push)
+            push(_Preview(outcome))
 
         self._run_off_gui(run)
 
@@ -416,6 +418,15 @@ class ServerController(QObject):
         if future is None:
             future = self._side().submit(make())
         future.add_done_callback(_log_failure)
+
+    def warm_up(self) -> None:
+        """Start the snippet workers and the preview loop now (the window calls it after its first paint),
+        so the first preview does not wait for them; returns at once."""
+        if self._shut:
+            return
+        self._pool.start()
+        if not self._server.is_running:
+            self._side()
 
     def _side(self) -> LoopThread:
         if self._side_loop is None or not self._side_loop.is_alive():

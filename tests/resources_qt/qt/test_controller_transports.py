@@ -59,3 +59,16 @@ def test_stop_http_with_nothing_else_served_stops_the_server(qtbot: Any, control
     with qtbot.waitSignal(controller.server_stopped, timeout=WAIT):
         controller.stop_http()
     assert not controller.is_running and controller.transports == ()
+
+
+def test_warm_up_starts_the_snippet_workers_before_any_read(qtbot: Any) -> None:
+    from resources_qt.snippets import SnippetPool
+
+    pool = SnippetPool(workers=1)
+    controller = ServerController(project=Project(server=ServerSettings(name="warm")), pool=pool)
+    try:
+        controller.warm_up()
+        assert pool.wait_ready(15), "warm_up did not start the workers"
+        assert not controller.is_running  # warming up serves nothing
+    finally:
+        controller.shutdown(timeout=10)
