@@ -1,4 +1,4 @@
-"""Live data edited in the real window: instances typed in the tab reach a real client, watch saved and recovered."""
+"""Live data edited in the real window: instances typed in the tab reach a client; watch served, saved, recovered."""
 
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ def test_instances_typed_in_the_tab_are_listed_by_a_client_and_a_failure_shows_o
     assert window.document.instances_failure("ticket") is None
 
 
-def test_instances_and_watch_survive_save_and_reopen(make_window, project_file, tmp_path):
+def test_instances_and_watch_survive_save_and_reopen(make_window, project_file, qtbot, tmp_path):
     window = make_window()
     assert window.open_project(project_file)
     assert window.catalogue.select("ticket")
@@ -78,6 +78,7 @@ def test_instances_and_watch_survive_save_and_reopen(make_window, project_file, 
     edit_live_fields(window, "tickets/*.json\ntickets/archive/**", "30")
     expected = WatchSpec(files=["tickets/*.json", "tickets/archive/**"], interval=30.0)
     assert window.document.peek("ticket").watch == expected
+    qtbot.waitUntil(lambda: window.controller.watching().get("ticket") == "both", timeout=WAIT_MS)  # served
     target = tmp_path / "saved" / "live.toml"
     assert window.save_as(target)
     saved = load_project(target).find("ticket")
