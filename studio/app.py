@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import sys
 from pathlib import Path
@@ -74,6 +75,9 @@ def run_app(
     try:
         window.open_initial(Path(project) if project else None)
         window.show()
+        # What start-up built lives as long as the app: out of the collector's generations, later
+        # full collections (on the GUI thread) walk only newer objects (team STARTUP measured 76-194 ms).
+        gc.freeze()
         if stdio:
             window.start_stdio()
         if endpoint is not None:
@@ -84,6 +88,7 @@ def run_app(
             loop.run_until_complete(closed.wait())
     finally:
         window.shutdown()
+        gc.unfreeze()  # an in-process caller (a test, a script) gets its collector back as it was
         collector.uninstall()
         asyncio.set_event_loop(None)
     return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import sys
 import time
@@ -72,6 +73,7 @@ def test_run_app_serves_http_at_once_and_shuts_down_on_close(qapp, project_file,
             seen["url"] = window.server_panel.url
             seen["title"] = window.windowTitle()
             seen["window"] = window
+            seen["frozen"] = gc.get_freeze_count()
             window.close()
         else:
             QTimer.singleShot(50, poll)
@@ -80,6 +82,7 @@ def test_run_app_serves_http_at_once_and_shuts_down_on_close(qapp, project_file,
     assert run_app(str(project_file), http="127.0.0.1:0") == 0
     assert str(seen["url"]).startswith("http://127.0.0.1:") and "app.toml" in str(seen["title"])
     assert not seen["window"].controller.is_running
+    assert seen["frozen"] > 0 and gc.get_freeze_count() == 0  # start-up objects frozen while the app ran
 
 
 def test_stdio_client_talks_to_the_open_window(project_file, tmp_path):
