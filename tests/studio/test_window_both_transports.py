@@ -57,6 +57,14 @@ def test_http_started_from_the_server_page_serves_beside_stdio(make_window, conn
         qtbot.mouseClick(panel.notify_list_button, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: all(_updated(c) == [README] and _list_changed(c) == 1
                                     for c in (over_stdio, over_http)), timeout=WAIT_MS)  # fmt: skip
+        # "To selected" reaches the stdio session alone.
+        stdio_row = next(i for i, row in enumerate(window.sessions.rows()) if row.transport == "stdio")
+        panel.sessions_view.selectRow(stdio_row)
+        panel.notify_uri.setEditText(README)
+        qtbot.mouseClick(panel.notify_session_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: _updated(over_stdio) == [README, README], timeout=WAIT_MS)
+        over_http.submit(lambda c: c.send_ping()).result(timeout=15)
+        assert _updated(over_http) == [README]
 
         # Stop (HTTP) leaves the stdio client served by the same server.
         with qtbot.waitSignal(controller.transport_stopped, timeout=WAIT_MS) as stopped:
@@ -68,7 +76,7 @@ def test_http_started_from_the_server_page_serves_beside_stdio(make_window, conn
         read = over_stdio.submit(lambda c: c.read_resource(README, cache_mode="bypass")).result(timeout=15)
         assert read.contents[0].text == f"# hello from {README}"
         qtbot.mouseClick(panel.notify_updated_button, Qt.MouseButton.LeftButton)
-        qtbot.waitUntil(lambda: _updated(over_stdio) == [README, README], timeout=WAIT_MS)
+        qtbot.waitUntil(lambda: _updated(over_stdio) == [README] * 3, timeout=WAIT_MS)
 
         over_stdio.close().result(timeout=15)
         with qtbot.waitSignal(controller.server_stopped, timeout=WAIT_MS):
