@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Protocol, TextIO, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, TextIO, runtime_checkable
 
 from PySide6.QtCore import QObject, SignalInstance
 
 from resources_qt.project import Project, ResourceSpec
-from resources_qt.server.events import SessionInfo
+
+if TYPE_CHECKING:  # the window imports this module before first paint: no engine import here
+    from resources_qt.server.events import SessionInfo
 
 __all__ = ["StudioController"]
 
