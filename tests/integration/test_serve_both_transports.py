@@ -25,11 +25,13 @@ from resources_qt.bus.cli import notify_main
 from resources_qt.bus.events import Updated
 from resources_qt.bus.publish import publish_once
 from resources_qt.project import Project, ResourceSpec, ServerSettings, save_project
+from resources_qt.project.model import WatchSpec
 
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")]
 
 CHANNEL = "resource-studio:both"
 GREETING = "demo://greeting"
+DATA = "demo://data"
 FENCES = [f"fence://{n}" for n in range(4)]
 _SERVING = re.compile(r"Serving .* at (http://\S+/mcp)")
 
@@ -50,8 +52,12 @@ def redis(tmp_path: Path) -> Iterator[RedisServer]:
 def _project(greeting: str = "hello") -> Project:
     return Project(
         server=ServerSettings(name="Both", version="1", notifications=True, subscriptions=True, workers=1),
-        resources=[ResourceSpec(name="greeting", uri=GREETING, mime_type="text/plain",
-                                reader=f"def read(uri, params):\n    return {greeting!r}\n")],
+        resources=[
+            ResourceSpec(name="greeting", uri=GREETING, mime_type="text/plain",
+                         reader=f"def read(uri, params):\n    return {greeting!r}\n"),
+            ResourceSpec(name="data", uri=DATA, mime_type="text/plain", watch=WatchSpec(files=["data.txt"]),
+                         reader="def read(uri, params):\n    return (PROJECT_DIR / 'data.txt').read_text()\n"),
+        ],
     )  # fmt: skip
 
 
@@ -110,11 +116,11 @@ async def _launch(project: Path, log: Path, redis: RedisServer, *, legacy: bool)
             await stack.enter_async_context(client)
             recorder = _StdioRecorder(client, legacy=legacy)
             if legacy:
-                for uri in [GREETING, *FENCES, recorder.prime]:
+                for uri in [GREETING, DATA, *FENCES, recorder.prime]:
                     await client.subscribe_resource(uri)
             else:
                 sub = await stack.enter_async_context(
-                    client.listen(resources_list_changed=True, resource_subscriptions=[GREETING, *FENCES])
+                    client.listen(resources_list_changed=True, resource_subscriptions=[GREETING, DATA, *FENCES])
                 )
                 task = asyncio.create_task(recorder.consume(sub))
                 stack.callback(task.cancel)
@@ -131,13 +137,14 @@ async def _settle_stdio(recorder: _StdioRecorder, redis: RedisServer) -> None:
             await until(lambda: recorder.primed, timeout=0.2)
 
 
-# About 4 s each: one real `serve` process with a snippet worker, a redis-server, three changes fenced.
+# About 5 s each: one real `serve` process with a snippet worker, a redis-server, four changes fenced.
 @pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
 async def test_stdio_and_http_clients_of_one_process_get_each_change_once(
     tmp_path: Path, redis: RedisServer, era: str
 ) -> None:
     legacy = era == "legacy"
     project = save_project(_project(), tmp_path / "both.toml")
+    (tmp_path / "data.txt").write_text("version 0", encoding="utf-8")
     log = tmp_path / "serve.log"
     async with _launch(project, log, redis, legacy=legacy) as over_stdio:
         found = _SERVING.search(log.read_text())
@@ -148,7 +155,7 @@ async def test_stdio_and_http_clients_of_one_process_get_each_change_once(
             assert asyncio.get_running_loop().time() < deadline, "serve never joined the bus"
             await asyncio.sleep(0.05)
         await _settle_stdio(over_stdio, redis)
-        http = Subscriber(f"http-{era}", url, legacy=legacy, uris=[GREETING, *FENCES])
+        http = Subscriber(f"http-{era}", url, legacy=legacy, uris=[GREETING, DATA, *FENCES])
         async with http.running(redis.url, CHANNEL):
             assert over_stdio.client is not None
             for client in (over_stdio.client, http.client):
@@ -183,6 +190,24 @@ async def test_stdio_and_http_clients_of_one_process_get_each_change_once(
             code = await asyncio.to_thread(notify_main, ["--bus", redis.url, "--channel", CHANNEL, "list-changed"])
             assert code == 0
             await step(("list_changed", ""))
+
+            # Live data: a watched file written reaches the subscribers of both transports. The
+            # watcher may still be starting, so the write repeats until one is heard; then both
+            # must have heard the same number (a fence first lets any in flight arrive).
+            def heard(subscriber: Any) -> int:
+                return sum(1 for entry in subscriber.received if entry == ("updated", DATA))
+
+            deadline = asyncio.get_running_loop().time() + 20
+            version = 0
+            while not all(heard(s) for s in subscribers):
+                assert asyncio.get_running_loop().time() < deadline, "the watched change never reached both"
+                version += 1
+                (project.parent / "data.txt").write_text(f"version {version}", encoding="utf-8")
+                with contextlib.suppress(AssertionError):
+                    await until(lambda: all(heard(s) for s in subscribers), timeout=0.5)
+            await publish_once(redis.url, channel=CHANNEL, events=[Updated(FENCES[-1])])
+            await until(lambda: all(("updated", FENCES[-1]) in s.received for s in subscribers), what="last fence")
+            assert heard(over_stdio) == heard(http) >= 1
     # The launching client left: the process ended, HTTP with it.
     with pytest.raises(httpx.HTTPError):
         httpx.post(url, json={}, timeout=2)
