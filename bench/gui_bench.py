@@ -17,6 +17,7 @@ from bench.snippets_gen import big_json_reader, long_reader
 from resources_qt.project import Project, ResourceSpec, ServerSettings, save_project
 
 STALL_GOAL = "< 100 ms"
+STARTUP_GOAL = "< 1000 ms"
 HUNG: list[str] = []
 
 
@@ -78,7 +79,8 @@ def startup(work: Path, quick: bool) -> Row:
         times.append((result["shown_at"] - started) * 1000)
         rows = result["catalogue_rows"]
     value = median(times)
-    return Row("gui_startup_ms_1k", "GUI start-up, 1k-resource project", round(value, 0), "ms", "", None,
+    return Row("gui_startup_ms_1k", "GUI start-up, 1k-resource project", round(value, 0), "ms", STARTUP_GOAL,
+               value < 1000,
                f"process start to main window exposed, {rows} resources loaded; runs "
                f"{', '.join(f'{t:.0f}' for t in times)} ms")
 
@@ -188,7 +190,7 @@ def preview_latency(work: Path, quick: bool) -> list[Row]:
 
 def run(quick: bool) -> list[Row]:
     why = missing_parts()
-    specs = [("gui_startup_ms_1k", "GUI start-up, 1k-resource project", "", startup),
+    specs = [("gui_startup_ms_1k", "GUI start-up, 1k-resource project", STARTUP_GOAL, startup),
              ("gui_keystroke_ms_2k", "keystroke in snippet editor, 2k lines", "", keystroke),
              ("gui_keystroke_completion_ms_2k", "keystroke with completion, 2k lines", KEYSTROKE_GOAL,
               keystroke_completion),
