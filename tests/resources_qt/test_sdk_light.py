@@ -37,6 +37,9 @@ def test_the_full_sdk_imported_later_shares_the_preloaded_classes() -> None:
         from mcp.shared import uri_template
         from mcp.server.lowlevel import Server
         assert mcp.MCPError is MCPError
+        import mcp.shared.exceptions
+        assert mcp.shared.exceptions.MCPError is MCPError  # bound on the package, as an ordinary import does
+        assert mcp.shared.path_security.is_absolute_path("/etc")
         assert issubclass(ValidationError, mcp.MCPError)
         assert mcp.UriTemplate is uri_template.UriTemplate
         try:
