@@ -1,19 +1,4 @@
-"""The SDK's self-contained modules (errors, URI templates, path checks), loaded without the `mcp` package.
-
-Importing any `mcp.*` module first runs `mcp/__init__.py`, which imports the
-whole client and server stack (about 0.6 s, more on a loaded machine). The
-studio window needs only `MCPError` (the base of every resource-layer error),
-`UriTemplate` and `is_absolute_path` before its first paint, and the SDK
-modules that define them import nothing but the standard library and
-`mcp_types`. `preload()` executes exactly those files under their real module
-names, so the later full `import mcp` (when a server starts) finds them in
-`sys.modules` and every class keeps one identity: `except MCPError` in the SDK
-catches our errors as before (and `mcp.shared.exceptions` is bound on its
-package when that arrives, as an ordinary import would have done). Nothing is
-copied from the SDK; if a future SDK
-makes one of these modules import the rest of the package, the import simply
-costs what it costs today (tests/resources_qt/test_sdk_light.py notices).
-"""
+"""The SDK's self-contained modules (errors, URI templates, path checks), loaded without the `mcp` package."""
 
 from __future__ import annotations
 
@@ -34,7 +19,19 @@ LIGHT_MODULES = ("mcp.shared.exceptions", "mcp.shared.uri_template", "mcp.shared
 
 
 def preload() -> None:
-    """Load `LIGHT_MODULES` without `mcp/__init__.py`; a no-op once `mcp` itself is imported."""
+    """Load `LIGHT_MODULES` without `mcp/__init__.py`; a no-op once `mcp` itself is imported.
+
+    Importing any `mcp.*` module first runs `mcp/__init__.py`, which imports the whole client and
+    server stack (about 0.6 s, more on a loaded machine). The window needs only `MCPError` (the base
+    of every resource-layer error), `UriTemplate` and `is_absolute_path` before its first paint, and
+    the SDK modules defining them import only the standard library and `mcp_types`. They run here
+    under their real names, so the later full `import mcp` (when a server starts) finds them in
+    `sys.modules` and every class keeps one identity: `except MCPError` in the SDK catches our
+    errors as before, and `mcp.shared.exceptions` is bound on its package when that arrives.
+    Nothing is copied from the SDK; if a future SDK makes one of these modules import the rest of
+    the package, the import costs what it costs without this (tests/resources_qt/test_sdk_light.py
+    says so).
+    """
     if "mcp" in sys.modules:
         return  # the package is there, and its __init__ loads these the ordinary way
     package = importlib.util.find_spec("mcp")  # finding a top-level package does not import it

@@ -1,12 +1,4 @@
-"""Highlighting runs of a shown text in two flat integer arrays, and the highlighter that paints from them.
-
-A 256 KB JSON preview has about 50,000 coloured runs on 20,000 lines. As
-tuples in per-line lists (`highlighter.Spans`) they are 70,000 objects the
-garbage collector tracks; making them on the render thread set off a full
-collection of the whole studio process there, which held the GIL, and so the
-window, for 70 to 220 ms. Arrays of ints are not tracked at all, and the
-highlighter decodes one line's runs when Qt highlights that line.
-"""
+"""Highlighting runs of a shown text in two flat integer arrays, and the highlighter that paints from them."""
 
 from __future__ import annotations
 
@@ -25,6 +17,12 @@ _PLAIN = (Token.Text, Token.Text.Whitespace)
 
 class CompactSpans:
     """Per line: (column, length, token type) runs, columns in code points; immutable once built.
+
+    A 256 KB JSON preview has about 50,000 coloured runs on 20,000 lines. As tuples in per-line
+    lists (`highlighter.Spans`) they are 70,000 objects the garbage collector tracks; making them
+    on the render thread set off a full collection of the whole studio process there, which held
+    the GIL, and so the window, for 70 to 220 ms. Arrays of ints are not tracked at all, and the
+    highlighter decodes one line's runs when Qt highlights that line.
 
     `_runs` holds three ints per run (column, length, index into `_types`);
     the runs of line n are those from `_starts[n]` to `_starts[n + 1]`.
