@@ -264,45 +264,54 @@ class Dispatcher:
         with self.cond:
             self._release_locked(slot)
             slot.state = "idle"
-            deadline = time.monotonic() + _SURGE_IDLE_SECONDS if slot.temporary else None
-            while True:
-                lent_to = slot.lent_to
-                if lent_to is not None and not (self.closed or slot.retiring):
-                    if not lent_to.is_closed():
-                        self.cond.wait(_LIVENESS_SECONDS)
-                        continue
-                    self._reclaim_locked(slot)
-                    return RECHECK
-                if self.closed or slot.retiring:
-                    if slot.lent_to is not None:
-                        slot.orphaned = True  # the loop that holds the worker stops it when its call ends
-                    return None
-                if slot.generation != self.generation:
-                    slot.state = "starting"
-                    return RECHECK
-                job = self._pick_locked()
-                if job is not None:
-                    key = job.call.key
-                    self.running[key] = self.running.get(key, 0) + 1
-                    slot.running_key = key
-                    slot.state = "busy"
-                    job.taken_at = time.monotonic()
-                    if self.jobs:
-                        self._keep_spare_locked()
-                    return job
-                if slot.worker is not None and not slot.worker.alive:
-                    # Killed while idle (by the OOM killer, say): replace it now,
-                    # not when a read finds it dead.
-                    slot.state = "starting"
-                    return RECHECK
-                if deadline is None:
+            # Only a slot whose thread waits in here may be lent: between a call's end and this point
+            # the thread still touches its worker.
+            slot.parked = True
+            try:
+                return self._wait_for_work_locked(slot)
+            finally:
+                slot.parked = False
+
+    def _wait_for_work_locked(self, slot: Slot) -> Job[Any] | Recheck | None:
+        deadline = time.monotonic() + _SURGE_IDLE_SECONDS if slot.temporary else None
+        while True:
+            lent_to = slot.lent_to
+            if lent_to is not None and not (self.closed or slot.retiring):
+                if not lent_to.is_closed():
                     self.cond.wait(_LIVENESS_SECONDS)
                     continue
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    slot.retiring = True
-                    return None
-                self.cond.wait(min(remaining, _LIVENESS_SECONDS))
+                self._reclaim_locked(slot)
+                return RECHECK
+            if self.closed or slot.retiring:
+                if slot.lent_to is not None:
+                    slot.orphaned = True  # the loop that holds the worker stops it when its call ends
+                return None
+            if slot.generation != self.generation:
+                slot.state = "starting"
+                return RECHECK
+            job = self._pick_locked()
+            if job is not None:
+                key = job.call.key
+                self.running[key] = self.running.get(key, 0) + 1
+                slot.running_key = key
+                slot.state = "busy"
+                job.taken_at = time.monotonic()
+                if self.jobs:
+                    self._keep_spare_locked()
+                return job
+            if slot.worker is not None and not slot.worker.alive:
+                # Killed while idle (by the OOM killer, say): replace it now,
+                # not when a read finds it dead.
+                slot.state = "starting"
+                return RECHECK
+            if deadline is None:
+                self.cond.wait(_LIVENESS_SECONDS)
+                continue
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                slot.retiring = True
+                return None
+            self.cond.wait(min(remaining, _LIVENESS_SECONDS))
 
     def _reclaim_locked(self, slot: Slot) -> None:
         # The loop ended with the call in flight: its fd watches died with it and nobody will give the
@@ -330,6 +339,7 @@ class Dispatcher:
                 worker = slot.worker
                 if (
                     slot.state == "idle"
+                    and slot.parked
                     and slot.lent_to is None
                     and not slot.retiring
                     and slot.generation == self.generation

@@ -87,6 +87,8 @@ class Slot:
         self.lent_to: asyncio.AbstractEventLoop | None = None
         """The event loop driving a call on this slot's worker (`resources_qt.snippets.direct`), if any."""
         self.lent_until = 0.0
+        self.parked = False
+        """The slot's thread waits for work in `Dispatcher.take` (only then may its worker be lent)."""
         self.orphaned = False
         """The slot's thread ended while the worker was lent: whoever has it stops it."""
         self.name = f"snippet-worker-{number}"

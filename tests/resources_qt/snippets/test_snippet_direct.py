@@ -25,6 +25,17 @@ def direct_pool() -> Iterator[SnippetPool]:
     pool.close()
 
 
+def _settle(pool: SnippetPool) -> None:
+    """Read until a read is lent: a slot takes a worker back only once its thread waits for work again."""
+
+    def lent_one() -> bool:
+        before = pool.call_counts()[0]
+        assert asyncio.run(_read(pool, OK, key="settle")) == "fine"
+        return pool.call_counts()[0] > before
+
+    eventually(lent_one, 10, what="a read driven by the loop")
+
+
 async def _read(pool: SnippetPool, source: str, *, key: str = "t", uri: str = "t://x") -> str:
     contents = await pool.read(key=key, source=source, uri=uri, params={})
     assert len(contents) == 1 and contents[0].text is not None
@@ -37,7 +48,7 @@ def test_a_read_on_an_idle_pool_is_driven_by_the_awaiting_loop(direct_pool: Snip
     direct_pool.add_output_listener(lambda key, text: threads.append(threading.current_thread().name))
     direct_pool.add_read_output_listener(outputs.append)
     source = "def read(uri, params):\n    print('hello from', uri)\n    return uri.upper()\n"
-    assert healthy(direct_pool)  # the slot is idle now: a worker that just started may still be settling
+    _settle(direct_pool)
     lent, queued = direct_pool.call_counts()
 
     async def main() -> tuple[str, str]:
@@ -55,7 +66,7 @@ def test_a_read_on_an_idle_pool_is_driven_by_the_awaiting_loop(direct_pool: Snip
 @pytest.mark.parametrize("case", [case for case in CASES if case != "memory hog"])
 def test_misbehaviour_gets_the_same_answer_directly(direct_pool: SnippetPool, case: str) -> None:
     source, reason, message = CASES[case]
-    assert healthy(direct_pool)
+    _settle(direct_pool)
     before = set(direct_pool.worker_pids())
     lent = direct_pool.call_counts()[0]
 
@@ -128,14 +139,15 @@ def test_closing_the_pool_answers_a_direct_call_in_flight(direct_pool: SnippetPo
 
 def test_a_loop_that_ends_mid_call_leaves_the_pool_usable(direct_pool: SnippetPool) -> None:
     slow = "import time\ndef read(uri, params):\n    time.sleep(0.5)\n    return 'orphan'\n"
-    assert healthy(direct_pool)
+    _settle(direct_pool)
+    lent = direct_pool.call_counts()[0]
 
     async def main() -> None:
         asyncio.get_running_loop().create_task(_read(direct_pool, slow))
         await asyncio.sleep(0.1)  # the call is on the worker; the loop closes without waiting for it
 
     asyncio.run(main())
-    assert direct_pool.call_counts()[0] == 1  # healthy() took the queue
+    assert direct_pool.call_counts()[0] == lent + 1
     # The slot notices the closed loop, replaces the worker it lent, and serves the queued path again.
     assert read_text(direct_pool, OK) == "fine"
     eventually(lambda: healthy(direct_pool), 10, what="a healthy pool")
