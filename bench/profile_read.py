@@ -20,7 +20,7 @@ import httpx
 
 from bench.profiling import server_thread_profile
 from bench.projects import small_project
-from bench.rpc_client import RpcSession
+from bench.rpc_client import RpcError, RpcSession
 from bench.sdk_server import SMALL_URI
 
 
@@ -36,6 +36,19 @@ async def _reads(url: str, count: int, clients: int) -> float:
 
         await asyncio.gather(*(loop(s) for s in sessions))
         return time.perf_counter() - started
+
+
+def _warm_up(url: str) -> None:
+    # Workers replaced by the project's settings may take seconds to come up on a loaded machine,
+    # longer than the reader timeout: wait for them before measuring.
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            asyncio.run(_reads(url, 50, 1))
+            return
+        except RpcError:
+            if time.monotonic() > deadline:
+                raise
 
 
 def main() -> int:
@@ -57,7 +70,7 @@ def main() -> int:
     out: list[str] = []
     stats: list[pstats.Stats] = []
     try:
-        asyncio.run(_reads(url, 50, 1))  # warm-up
+        _warm_up(url)
         with server_thread_profile(server, out, limit=30, sort=args.sort, keep=stats):
             seconds = asyncio.run(_reads(url, args.reads, args.clients))
     finally:

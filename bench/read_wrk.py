@@ -1,15 +1,23 @@
 """resources/read under `wrk` (a C load generator, so the client is never the bottleneck): ours vs SDK vs FastMCP.
 
-Each server gets one handshake-era session (initialize over httpx), then wrk
-POSTs the same `resources/read` with that session's id at 1 and 16
-connections, servers alternating A B C A B C. Reported per level: reads/s,
-p50, p99, non-2xx/socket errors; ratios are medians of per-round ratios.
-FastMCP runs only where the `fastmcp` package is installed (the bench extra).
+Both eras: handshake-era requests carry one session's id (initialize over
+httpx first), 2026-07-28 requests carry no session, their version and
+client in `_meta` and the `Mcp-Method`/`Mcp-Name` headers. At 1 and 16
+connections, servers alternating A B C A B C, wrk POSTs the same small text
+resource to each. Ours is measured twice from one process: the plain
+resource (a snippet read in a worker on every request) and the same reader
+declaring a cache hint (`cache = { ttl_ms = 60000 }`: answered from the read
+cache within its TTL); the peers have no server-side cache, so the hinted
+row is labelled as such and never stands in for the plain one. Reported per
+level: reads/s, p50, p99, non-2xx/socket errors; ratios are medians of
+per-round ratios. FastMCP runs only where the `fastmcp` package is
+installed (the bench extra).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import shutil
 import subprocess
@@ -20,11 +28,17 @@ from pathlib import Path
 import httpx
 
 from bench.common import PYTHON, REPO, Row, child_env, free_port, median, stop_process, wait_for_port
-from bench.projects import small_project
+from bench.projects import SMALL_READER
 from bench.rpc_client import ACCEPT, PROTOCOL, RpcSession
 from bench.sdk_server import SMALL_URI
+from resources_qt.project import Project, ResourceSpec, ServerSettings, save_project
+from resources_qt.resource import CacheHint
 
 LEVELS = (1, 16)
+MODERN = "2026-07-28"
+ERAS = ("legacy", MODERN)
+HINTED_URI = "bench://small-hinted"
+HINT_TTL_MS = 60_000
 
 _FASTMCP_SERVER = """
 import sys
@@ -42,7 +56,7 @@ uvicorn.run(mcp.http_app(path="/mcp"), host="127.0.0.1", port=int(sys.argv[1]), 
 
 # Every request gets its own JSON-RPC id: concurrent requests of one session sharing an id collide in the
 # transport (it keys a request's answer stream by id) and one of them is answered with an error.
-_LUA = """
+_LUA_LEGACY = """
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Accept"] = "{accept}"
@@ -53,6 +67,24 @@ request = function()
   counter = counter + 1
   return wrk.format(nil, nil, nil, '{{"jsonrpc":"2.0","id":' .. counter .. ',"method":"resources/read",' ..
     '"params":{{"uri":"{uri}"}}}}')
+end
+"""
+
+# 2026-07-28: no session; what initialize used to say travels in every request's _meta.
+_LUA_MODERN = """
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Accept"] = "{accept}"
+wrk.headers["Mcp-Protocol-Version"] = "{protocol}"
+wrk.headers["Mcp-Method"] = "resources/read"
+wrk.headers["Mcp-Name"] = "{uri}"
+local counter = 0
+request = function()
+  counter = counter + 1
+  return wrk.format(nil, nil, nil, '{{"jsonrpc":"2.0","id":' .. counter .. ',"method":"resources/read",' ..
+    '"params":{{"uri":"{uri}","_meta":{{"io.modelcontextprotocol/protocolVersion":"{protocol}",' ..
+    '"io.modelcontextprotocol/clientInfo":{{"name":"wrk","version":"1"}},' ..
+    '"io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}')
 end
 """
 
@@ -84,14 +116,26 @@ def parse_wrk(output: str) -> WrkRun:
     return WrkRun(rps, p50, p99, errors)
 
 
-async def _session(url: str) -> str:
+async def _session(url: str, uri: str) -> str:
     async with httpx.AsyncClient(timeout=30.0) as http:
         session = RpcSession(http, url)
         await session.initialize("wrk")
-        result = await session.read(SMALL_URI)  # fails loudly if the server cannot answer at all
-        assert result["contents"][0]["uri"] == SMALL_URI
+        result = await session.read(uri)  # fails loudly if the server cannot answer at all
+        assert result["contents"][0]["uri"] == uri
         assert session.session_id is not None
         return session.session_id
+
+
+def _check_modern(url: str, uri: str) -> None:
+    meta = {"io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientInfo": {"name": "wrk", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": {}}
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": uri, "_meta": meta}})
+    headers = {"content-type": "application/json", "accept": ACCEPT, "mcp-protocol-version": MODERN,
+               "mcp-method": "resources/read", "mcp-name": uri}
+    answer = httpx.post(url, content=body, headers=headers, timeout=30.0)
+    answer.raise_for_status()
+    assert answer.json()["result"]["contents"][0]["uri"] == uri, answer.text
 
 
 def _wrk(url: str, script: Path, connections: int, seconds: float) -> WrkRun:
@@ -101,10 +145,22 @@ def _wrk(url: str, script: Path, connections: int, seconds: float) -> WrkRun:
     return parse_wrk(done.stdout)
 
 
+def _bench_project(path: Path) -> Path:
+    """The benchmark's small resource twice: plain, and declaring a cache hint."""
+    specs = [
+        ResourceSpec(name="small", uri=SMALL_URI, mime_type="text/plain", reader=SMALL_READER),
+        ResourceSpec(name="small_hinted", uri=HINTED_URI, mime_type="text/plain", reader=SMALL_READER,
+                     cache=CacheHint(HINT_TTL_MS)),
+    ]
+    project = Project(server=ServerSettings(name="studio-bench", subscriptions=True, notifications=True),
+                      resources=specs)
+    return save_project(project, path)
+
+
 def _start(workdir: Path, name: str) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     if name == "ours":
-        project = small_project(workdir / "small.toml")
+        project = _bench_project(workdir / "small.toml")
         argv = [PYTHON, "-m", "studio", "serve", str(project), "--http", f"127.0.0.1:{port}"]
     elif name == "sdk":
         argv = [PYTHON, str(REPO / "bench" / "sdk_server.py"), str(port)]
@@ -128,28 +184,45 @@ def _peers() -> list[str]:
     return names
 
 
-def measure(quick: bool) -> tuple[dict[str, dict[int, list[WrkRun]]], list[str]]:
-    seconds = 3.0 if quick else 6.0
+def targets(names: list[str]) -> list[tuple[str, str, str]]:
+    """(label, server, uri) for every measured series; "hinted" is ours serving the hinted resource."""
+    out = [("ours", "ours", SMALL_URI), ("hinted", "ours", HINTED_URI)]
+    return out + [(name, name, SMALL_URI) for name in names if name != "ours"]
+
+
+Runs = dict[str, dict[str, dict[int, list[WrkRun]]]]
+"""era -> series label -> connections -> one run per round."""
+
+
+def measure(quick: bool) -> tuple[Runs, list[str]]:
+    seconds = 2.0 if quick else 5.0
     rounds = 2 if quick else 4
     names = _peers()
-    runs: dict[str, dict[int, list[WrkRun]]] = {name: {level: [] for level in LEVELS} for name in names}
+    series = targets(names)
+    runs: Runs = {era: {label: {level: [] for level in LEVELS} for label, _, _ in series} for era in ERAS}
     with tempfile.TemporaryDirectory(prefix="bench-wrk-") as tmp:
         workdir = Path(tmp)
-        procs = {}
-        scripts = {}
+        procs: dict[str, subprocess.Popen[bytes]] = {}
+        urls: dict[str, str] = {}
+        scripts: dict[tuple[str, str], Path] = {}
         try:
             for name in names:
-                procs[name], url = _start(workdir, name)
-                session = asyncio.run(_session(url))
-                script = workdir / f"{name}.lua"
-                script.write_text(_LUA.format(uri=SMALL_URI, accept=ACCEPT, protocol=PROTOCOL, session=session))
-                scripts[name] = (url, script)
-                _wrk(url, script, 2, 1.0)  # warm-up: imports, workers, first-call caches
+                procs[name], urls[name] = _start(workdir, name)
+            for label, server, uri in series:
+                url = urls[server]
+                session = asyncio.run(_session(url, uri))
+                _check_modern(url, uri)
+                for era, template, protocol in (("legacy", _LUA_LEGACY, PROTOCOL), (MODERN, _LUA_MODERN, MODERN)):
+                    script = workdir / f"{label}-{era}.lua"
+                    script.write_text(template.format(uri=uri, accept=ACCEPT, protocol=protocol, session=session))
+                    scripts[(label, era)] = script
+                    _wrk(url, script, 2, 1.0)  # warm-up: imports, workers, first-call caches
             for _ in range(rounds):
                 for level in LEVELS:
-                    for name in names:
-                        url, script = scripts[name]
-                        runs[name][level].append(_wrk(url, script, level, seconds))
+                    for era in ERAS:
+                        for label, server, _uri in series:
+                            run = _wrk(urls[server], scripts[(label, era)], level, seconds)
+                            runs[era][label][level].append(run)
         finally:
             for proc in procs.values():
                 stop_process(proc)
@@ -160,48 +233,75 @@ def _ratio(a: list[WrkRun], b: list[WrkRun], attr: str) -> float:
     return median([getattr(x, attr) / getattr(y, attr) for x, y in zip(a, b, strict=True)])
 
 
+def _suffix(era: str) -> str:
+    return "" if era == "legacy" else "_2026"
+
+
+def _era_name(era: str) -> str:
+    return "handshake era" if era == "legacy" else "2026-07-28"
+
+
 def run(quick: bool) -> list[Row]:
     if shutil.which("wrk") is None:
         why = "wrk is not installed (Debian package wrk)"
         return [Row.unavailable("wrk_read_rps_ratio_vs_sdk", "reads/s vs SDK (wrk)", "x", why, ">= 1.5")]
     runs, names = measure(quick)
     rows: list[Row] = []
-    details = []
-    worst_sdk = min(_ratio(runs["ours"][level], runs["sdk"][level], "rps") for level in LEVELS)
+    for era in ERAS:
+        rows.extend(_era_rows(era, runs[era], names))
+    return rows
+
+
+def _era_rows(era: str, runs: dict[str, dict[int, list[WrkRun]]], names: list[str]) -> list[Row]:
+    sfx, shown = _suffix(era), _era_name(era)
+    labels = list(runs)
     extra: dict[str, float] = {}
+    details = []
     for level in LEVELS:
-        for name in names:
-            r = runs[name][level]
-            extra[f"wrk_rps_{name}_c{level}"] = median([x.rps for x in r])
-            extra[f"wrk_p50_ms_{name}_c{level}"] = median([x.p50_ms for x in r])
-            extra[f"wrk_p99_ms_{name}_c{level}"] = median([x.p99_ms for x in r])
-            extra[f"wrk_errors_{name}_c{level}"] = sum(x.errors for x in r)
+        for label in labels:
+            r = runs[label][level]
+            extra[f"wrk_rps_{label}_c{level}{sfx}"] = median([x.rps for x in r])
+            extra[f"wrk_p50_ms_{label}_c{level}{sfx}"] = median([x.p50_ms for x in r])
+            extra[f"wrk_p99_ms_{label}_c{level}{sfx}"] = median([x.p99_ms for x in r])
+            extra[f"wrk_errors_{label}_c{level}{sfx}"] = sum(x.errors for x in r)
         details.append(
             f"{level} connection(s): "
             + ", ".join(
-                f"{name} {extra[f'wrk_rps_{name}_c{level}']:.0f} rps p50 {extra[f'wrk_p50_ms_{name}_c{level}']:.2f} ms "
-                f"p99 {extra[f'wrk_p99_ms_{name}_c{level}']:.2f} ms errors {extra[f'wrk_errors_{name}_c{level}']:.0f}"
-                for name in names
+                f"{_series_name(label)} {extra[f'wrk_rps_{label}_c{level}{sfx}']:.0f} rps "
+                f"p50 {extra[f'wrk_p50_ms_{label}_c{level}{sfx}']:.2f} ms "
+                f"p99 {extra[f'wrk_p99_ms_{label}_c{level}{sfx}']:.2f} ms "
+                f"errors {extra[f'wrk_errors_{label}_c{level}{sfx}']:.0f}"
+                for label in labels
             )
         )
-    scaling = extra["wrk_rps_ours_c16"] / extra["wrk_rps_ours_c1"]
-    rows.append(Row(key="wrk_read_rps_ratio_vs_sdk", label="reads/s vs SDK MCPServer (wrk, worse of 1/16)",
-                    value=worst_sdk, unit="x", goal=">= 1.5", met=worst_sdk >= 1.5,
-                    detail="; ".join(details), extra=extra))
-    if "fastmcp" in names:
-        worst_fast = min(_ratio(runs["ours"][level], runs["fastmcp"][level], "rps") for level in LEVELS)
-        rows.append(Row(key="wrk_read_rps_ratio_vs_fastmcp", label="reads/s vs FastMCP (wrk, worse of 1/16)",
-                        value=worst_fast, unit="x", goal=">= 1.2", met=worst_fast >= 1.2))
-    else:
-        rows.append(Row.unavailable("wrk_read_rps_ratio_vs_fastmcp", "reads/s vs FastMCP (wrk)", "x",
-                                    "fastmcp is not installed (pip install 'mcp-resource-studio[bench]')", ">= 1.2"))
-    best_p99 = min(extra[f"wrk_p99_ms_{n}_c16"] for n in names if n != "ours")
-    rows.append(Row(key="wrk_read_p99_ms_c16", label="read p99 at 16 connections, ours (wrk)",
-                    value=extra["wrk_p99_ms_ours_c16"], unit="ms", goal=f"<= best peer ({best_p99:.2f} ms)",
-                    met=extra["wrk_p99_ms_ours_c16"] <= best_p99))
-    rows.append(Row(key="wrk_read_scaling_16_vs_1", label="reads/s at 16 vs 1 connection, ours (wrk)",
+    rows: list[Row] = []
+    for label, what in (("ours", "ours"), ("hinted", "ours, hinted resource (read cache)")):
+        worst_sdk = min(_ratio(runs[label][level], runs["sdk"][level], "rps") for level in LEVELS)
+        key = "wrk_read_rps_ratio_vs_sdk" if label == "ours" else "wrk_hinted_read_rps_ratio_vs_sdk"
+        rows.append(Row(key=key + sfx, label=f"reads/s vs SDK MCPServer, {what} (wrk, {shown}, worse of 1/16)",
+                        value=worst_sdk, unit="x", goal=">= 1.5", met=worst_sdk >= 1.5,
+                        detail="; ".join(details) if label == "ours" else "", extra=extra if label == "ours" else {}))
+        key = "wrk_read_rps_ratio_vs_fastmcp" if label == "ours" else "wrk_hinted_read_rps_ratio_vs_fastmcp"
+        if "fastmcp" in names:
+            worst_fast = min(_ratio(runs[label][level], runs["fastmcp"][level], "rps") for level in LEVELS)
+            rows.append(Row(key=key + sfx, label=f"reads/s vs FastMCP, {what} (wrk, {shown}, worse of 1/16)",
+                            value=worst_fast, unit="x", goal=">= 1.2", met=worst_fast >= 1.2))
+        else:
+            rows.append(Row.unavailable(key + sfx, f"reads/s vs FastMCP, {what} (wrk, {shown})", "x",
+                                        "fastmcp is not installed (pip install 'mcp-resource-studio[bench]')",
+                                        ">= 1.2"))
+    best_p99 = min(extra[f"wrk_p99_ms_{n}_c16{sfx}"] for n in names if n != "ours")
+    ours_p99 = extra[f"wrk_p99_ms_ours_c16{sfx}"]
+    rows.append(Row(key=f"wrk_read_p99_ms_c16{sfx}", label=f"read p99 at 16 connections, ours (wrk, {shown})",
+                    value=ours_p99, unit="ms", goal=f"<= best peer ({best_p99:.2f} ms)", met=ours_p99 <= best_p99))
+    scaling = extra[f"wrk_rps_ours_c16{sfx}"] / extra[f"wrk_rps_ours_c1{sfx}"]
+    rows.append(Row(key=f"wrk_read_scaling_16_vs_1{sfx}", label=f"reads/s at 16 vs 1 connection, ours (wrk, {shown})",
                     value=scaling, unit="x", goal=">= 0.95", met=scaling >= 0.95))
     return rows
+
+
+def _series_name(label: str) -> str:
+    return "ours (hinted, read cache)" if label == "hinted" else label
 
 
 if __name__ == "__main__":
