@@ -234,7 +234,11 @@ class ContentView(QWidget):
         future.add_done_callback(_get_relay().finished.emit)
 
     def clear(self) -> None:
-        """Show nothing and let go of the content (a view kept for reuse must not hold 10 MB)."""
+        """Show nothing and drop the content and its text (a view kept for reuse must not hold 10 MB).
+
+        A renderer's page (an image, a PDF page, rendered Markdown) keeps what it shows, at most its
+        display limits, until the view shows content of that kind again.
+        """
         self._content = None
         self._prepared = None
         self._future = None
