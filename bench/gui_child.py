@@ -118,17 +118,31 @@ async def _settle(seconds: float) -> None:
 
 
 def _run(coro_fn: Any, project: str, *args: Any) -> int:
+    """The window on a qasync loop with the garbage-collection regime of `studio.app.run_app`.
+
+    The studio collects on the GUI thread only (GuiThreadCollector) and freezes what start-up built;
+    a bench without them would measure collections where the studio never runs them.
+    """
+    import gc
+
     import qasync
 
+    from resources_qt.qt.gc_guard import GuiThreadCollector
+
     app = QApplication(sys.argv[:1])
+    collector = GuiThreadCollector(app)
+    collector.install()
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     window = _open_window(project)
+    gc.freeze()
     try:
         with loop:
             loop.run_until_complete(coro_fn(app, window, *args))
     finally:
         window.shutdown()
+        gc.unfreeze()
+        collector.uninstall()
     return 0
 
 
