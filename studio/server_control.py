@@ -154,6 +154,8 @@ class ServerControl(QObject):
 
     @Slot(str)
     def _on_server_started(self, url: str) -> None:
+        # On stderr too: a studio launched by a stdio client logs where its HTTP endpoint is.
+        logger.info("Serving %s", url)
         if url.startswith("http"):
             if self._http is not None and self._http[1] == 0:
                 # "Any free port" was asked for: a restart keeps the one clients were given.

@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+import re
 import sys
 import time
 from pathlib import Path
 
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
@@ -85,18 +87,25 @@ def test_run_app_serves_http_at_once_and_shuts_down_on_close(qapp, project_file,
     assert seen["frozen"] > 0 and gc.get_freeze_count() == 0  # start-up objects frozen while the app ran
 
 
-def test_stdio_client_talks_to_the_open_window(project_file, tmp_path):
+# About 6 s: a real studio process (Qt, the SDK, a snippet worker); when the stdio client leaves the window
+# stays open, so the SDK's client ends it. One process covers --stdio alone and HTTP beside it.
+def test_a_studio_launched_over_stdio_serves_http_beside_it(project_file, tmp_path):
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(ROOT),
                RESOURCE_STUDIO_SETTINGS=str(tmp_path / "s.ini"), RESOURCE_STUDIO_RECOVERY_DIR=str(tmp_path / "r"))
-    params = StdioServerParameters(command=sys.executable, args=["-m", "studio", str(project_file), "--stdio"],
-                                   env=env, cwd=str(ROOT))  # fmt: skip
+    params = StdioServerParameters(command=sys.executable, env=env, cwd=str(ROOT),
+                                   args=["-m", "studio", str(project_file), "--stdio", "--http", "127.0.0.1:0"])
+    log = tmp_path / "studio.log"
 
-    async def session() -> tuple[list[str], str]:
-        async with Client(params, mode="legacy", read_timeout_seconds=30) as client:
-            listed = await client.list_resources()
-            read = await client.read_resource("hello://world")
-            return [r.uri for r in listed.resources], read.contents[0].text
+    async def session() -> tuple[str, str]:
+        with log.open("w") as errlog:
+            async with Client(stdio_client(params, errlog=errlog), mode="legacy", read_timeout_seconds=30) as client:
+                over_stdio = await client.read_resource("hello://world")
+                deadline = time.monotonic() + 30
+                while not (found := re.search(r"Serving (http://\S+/mcp)", log.read_text())):
+                    assert time.monotonic() < deadline, log.read_text()
+                    await asyncio.sleep(0.05)
+                async with Client(found.group(1), mode="2026-07-28", read_timeout_seconds=30) as over_http:
+                    read = await over_http.read_resource("hello://world")
+                return over_stdio.contents[0].text, read.contents[0].text
 
-    uris, text = asyncio.run(asyncio.wait_for(session(), 60))
-    assert uris == ["hello://world"]
-    assert text == "hi from the studio"
+    assert asyncio.run(asyncio.wait_for(session(), 60)) == ("hi from the studio", "hi from the studio")
