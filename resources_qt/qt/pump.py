@@ -25,6 +25,7 @@ class EventPump(QObject):
 
     drained = Signal(list, list, list)
     _woken = Signal()
+    _woken_now = Signal()
 
     def __init__(
         self, *, interval_ms: int = 50, traffic_limit: int = 5000, output_limit: int = 2000,
@@ -44,10 +45,20 @@ class EventPump(QObject):
         self._timer.timeout.connect(self._on_timeout)
         # Emitted from worker threads; Qt queues it onto this object's (the GUI) thread.
         self._woken.connect(self._on_woken)
+        self._woken_now.connect(self._on_woken_now)
 
     def push(self, event: Any) -> None:
         self._events.append(event)
         self._kick()
+
+    def push_now(self, event: Any) -> None:
+        """Like `push`, for a rare event someone is waiting for (a preview): delivered on the GUI
+        thread's next turn instead of after the batching interval."""
+        self._events.append(event)
+        with self._lock:
+            if self._closed:
+                return
+            self._woken_now.emit()
 
     def push_traffic(self, entry: Any) -> None:
         if len(self._traffic) == self._traffic.maxlen:
@@ -78,6 +89,10 @@ class EventPump(QObject):
     def _on_woken(self) -> None:
         if not self._timer.isActive():
             self._timer.start()
+
+    @Slot()
+    def _on_woken_now(self) -> None:
+        self.flush()
 
     @Slot()
     def _on_timeout(self) -> None:

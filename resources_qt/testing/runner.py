@@ -10,21 +10,23 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from resources_qt.collection import Resources
 from resources_qt.errors import ValidationError
 from resources_qt.project import Project
 from resources_qt.project.model import placeholder_reader
-from resources_qt.server.factory import build_server
 from resources_qt.snippets import bind_project, create_pool
 from resources_qt.testing.eras import ERAS
 from resources_qt.testing.expectations import SnapshotState, evaluate
 from resources_qt.testing.observed import ObservedRead, from_sdk_contents
 from resources_qt.testing.snapshots import SnapshotStore, render_snapshot
 from resources_qt.testing.spec import Expectation, TestSpec
+
+if TYPE_CHECKING:
+    from mcp import Client
 
 __all__ = [
     "ERAS",
@@ -212,6 +214,11 @@ async def run_tests_async(
     results: list[TestResult] = []
     if not cases:
         return results
+    # The SDK's client and the engine load when tests run, not when the window opens.
+    from mcp import Client
+
+    from resources_qt.server.factory import build_server
+
     pool = create_pool(project)
     server = None
     ready: asyncio.Future[bool] | None = None

@@ -6,8 +6,6 @@ import os
 import subprocess
 import sys
 
-import pytest
-
 _CHECK = """
 import sys
 import {modules}
@@ -31,9 +29,5 @@ def test_the_preview_and_content_widgets_import_without_the_sdk_stack() -> None:
     ) == "[]"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the controller builds the engine at import and construction, and resources_qt.server, "
-    "resources_qt.testing.runner and resources_qt.live import it eagerly; remove this mark when they "
-    "import it on first use"))
 def test_the_main_window_module_imports_without_the_sdk_stack() -> None:
     assert _sdk_modules_after_importing("studio.main_window") == "[]"
