@@ -385,9 +385,7 @@ class ServerController(QObject):
 
         async def run() -> None:
             outcome = await self._server.read_for_preview(uri)
-            # A user is waiting: no batching delay where the pump offers it (team STARTUP's push_now).
-            push = getattr(self._pump, "push_now", self._pump.push)
-            push(_Preview(outcome))
+            self._pump.push_now(_Preview(outcome))  # a user is waiting: no batching delay
 
         self._run_off_gui(run)
 
