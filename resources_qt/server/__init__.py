@@ -21,6 +21,7 @@ from resources_qt.server.events import (
     SubscriptionRemoved,
     Traffic,
     TrafficEntry,
+    TransportStopped,
 )
 
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ __all__ = [
     "SubscriptionRemoved",
     "Traffic",
     "TrafficEntry",
+    "TransportStopped",
 ]
 
 _LAZY = {"ResourceServer": "resources_qt.server.engine", "PreviewOutcome": "resources_qt.server.reading"}
