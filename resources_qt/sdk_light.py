@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -28,48 +29,69 @@ def preload() -> None:
     under their real names, so the later full `import mcp` (when a server starts) finds them in
     `sys.modules` and every class keeps one identity: `except MCPError` in the SDK catches our
     errors as before, and `mcp.shared.exceptions` is bound on its package when that arrives.
-    Nothing is copied from the SDK; if a future SDK makes one of these modules import the rest of
-    the package, the import costs what it costs without this (tests/resources_qt/test_sdk_light.py
-    says so).
+    Nothing is copied from the SDK. Anything unexpected (an SDK whose modules import more of the
+    package, an install this finder cannot read) undoes the preload and leaves the ordinary import
+    to happen later, at its ordinary cost (tests/resources_qt/test_sdk_light.py says which).
     """
-    if "mcp" in sys.modules:
-        return  # the package is there, and its __init__ loads these the ordinary way
-    package = importlib.util.find_spec("mcp")  # finding a top-level package does not import it
-    if package is None or not package.submodule_search_locations:
-        return  # no SDK: the ordinary import below raises the ordinary ImportError
-    shared = f"{next(iter(package.submodule_search_locations))}/shared"
-    if not any(isinstance(finder, _BindWhenLoaded) for finder in sys.meta_path):
-        sys.meta_path.insert(0, _BindWhenLoaded())
-    for name in LIGHT_MODULES:
-        if name in sys.modules:
-            continue
-        spec = importlib.util.spec_from_file_location(name, f"{shared}/{name.rsplit('.', 1)[1]}.py")
-        if spec is None or spec.loader is None:
-            logger.debug("SDK module %s not found for preloading", name)
-            return
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        try:
-            spec.loader.exec_module(module)
-        except BaseException:
-            del sys.modules[name]
-            raise
+    if "mcp" in sys.modules or any(isinstance(f, _BindWhenLoaded) for f in sys.meta_path):
+        return  # the package is there (its __init__ loads these the ordinary way), or this ran already
+    before = set(sys.modules)
+    finder = _BindWhenLoaded()
+    try:
+        package = importlib.util.find_spec("mcp")  # finding a top-level package does not import it
+        if package is None or not package.submodule_search_locations:
+            return  # no SDK: the ordinary import below raises the ordinary ImportError
+        shared = [f"{location}/shared" for location in package.submodule_search_locations]
+        sys.meta_path.insert(0, finder)
+        for name in LIGHT_MODULES:
+            if name not in sys.modules:
+                _load(name, shared)
+    except Exception:  # any failure means: import the SDK the ordinary way, later
+        logger.debug("preloading the SDK's light modules failed; mcp loads in full when needed", exc_info=True)
+        finder.used = True
+        for name in set(sys.modules) - before:
+            if name == "mcp" or name.startswith("mcp."):
+                del sys.modules[name]
+
+
+def _load(name: str, search: list[str]) -> None:
+    """Execute one SDK module from `search` (sources, bytecode, zips: whatever the path finder reads)."""
+    spec = importlib.machinery.PathFinder.find_spec(name, search)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"SDK module {name} not found in {search}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
 
 
 class _BindWhenLoaded(importlib.abc.MetaPathFinder):
-    """Finds `mcp.shared` as usual and, once it has run, binds the preloaded modules on it.
+    """Finds `mcp` and `mcp.shared` as usual and, once each has run, links the preloaded modules to them.
 
-    An ordinary import sets `mcp.shared.exceptions` (the attribute) when it
-    loads the submodule; the preload ran before its package existed, so this
-    sets the attributes when the package arrives. Used once, then removed.
+    An ordinary import sets `mcp.shared` and `mcp.shared.exceptions` (the
+    attributes) as it loads each submodule; the preload ran before the
+    packages existed, and an `import mcp.shared.exceptions` finds the module
+    in `sys.modules` without importing its parents. So after `mcp` has run,
+    `mcp.shared` is imported if nothing did, and after `mcp.shared` has run,
+    the preloaded modules are bound on it. Each name is answered once (the
+    finder stays in `sys.meta_path`: removing it while the import system
+    walks that list would skip the finder after it).
     """
+
+    def __init__(self) -> None:
+        self.pending = {"mcp", "mcp.shared"}
+        self.used = False
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
-        if fullname != "mcp.shared":
+        if self.used or fullname not in self.pending:
             return None
-        sys.meta_path.remove(self)
+        self.pending.discard(fullname)
+        self.used = not self.pending
         spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
         if spec is not None and spec.loader is not None:
             spec.loader = _BindingLoader(spec.loader)
@@ -77,7 +99,7 @@ class _BindWhenLoaded(importlib.abc.MetaPathFinder):
 
 
 class _BindingLoader(importlib.abc.Loader):
-    """The package's own loader, plus binding the preloaded submodules after it executed."""
+    """A package's own loader, plus linking the preloaded submodules once it executed."""
 
     def __init__(self, loader: importlib.abc.Loader) -> None:
         self._loader = loader
@@ -87,6 +109,9 @@ class _BindingLoader(importlib.abc.Loader):
 
     def exec_module(self, module: ModuleType) -> None:
         self._loader.exec_module(module)
+        if module.__name__ == "mcp":
+            importlib.import_module("mcp.shared")  # binds itself on `mcp`, and the preloaded modules on it
+            return
         for name in LIGHT_MODULES:
             if name in sys.modules:
                 setattr(module, name.rpartition(".")[2], sys.modules[name])

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import py_compile
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
+
+from resources_qt import sdk_light
 
 
 def _run(code: str) -> str:
@@ -74,3 +79,66 @@ def test_the_preloaded_modules_need_no_other_part_of_the_sdk() -> None:
         print(loaded == list(sdk_light.LIGHT_MODULES), others)
     """)
     assert out == "True []"
+
+
+_FAKE_SDK = {
+    "mcp/__init__.py": "import mcp.shared.exceptions\nfrom mcp.shared.exceptions import MCPError\nFULL = True\n",
+    "mcp/shared/__init__.py": "",
+    "mcp/shared/exceptions.py": "class MCPError(Exception):\n    pass\n",
+    "mcp/shared/uri_template.py": "class UriTemplate:\n    pass\n",
+    "mcp/shared/path_security.py": "def is_absolute_path(p):\n    return p.startswith('/')\n",
+}
+
+_LOAD_SDK_LIGHT = """
+    import importlib.util, sys
+    spec = importlib.util.spec_from_file_location("sdk_light_under_test", {path!r})
+    sdk_light = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sdk_light)
+    sdk_light.preload()
+"""
+
+
+def _fake_sdk(root: Path, overrides: dict[str, str] | None = None) -> Path:
+    for relative, text in {**_FAKE_SDK, **(overrides or {})}.items():
+        target = root / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    return root
+
+
+def _run_with(path: Path, code: str) -> str:
+    env = {**os.environ, "PYTHONPATH": str(path)}
+    script = textwrap.dedent(_LOAD_SDK_LIGHT.format(path=str(Path(sdk_light.__file__)))) + textwrap.dedent(code)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                            check=False, env=env)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def test_a_bytecode_only_sdk_is_preloaded_too(tmp_path: Path) -> None:
+    root = _fake_sdk(tmp_path)
+    for name in ("exceptions", "uri_template", "path_security"):
+        source = root / "mcp" / "shared" / f"{name}.py"
+        py_compile.compile(str(source), cfile=str(source.with_suffix(".pyc")), doraise=True)
+        source.unlink()
+    out = _run_with(root, """
+        print("mcp" in sys.modules, "mcp.shared.exceptions" in sys.modules)
+        preloaded = sys.modules["mcp.shared.exceptions"].MCPError
+        import mcp
+        print(mcp.FULL, mcp.MCPError is preloaded, mcp.shared.exceptions.MCPError is preloaded)
+    """)
+    assert out.splitlines() == ["False True", "True True True"]
+
+
+def test_an_sdk_whose_modules_need_the_package_is_left_to_the_ordinary_import(tmp_path: Path) -> None:
+    root = _fake_sdk(tmp_path, {
+        "mcp/shared/_codes.py": "CODE = -32002\n",
+        "mcp/shared/exceptions.py": "from mcp.shared._codes import CODE\nclass MCPError(Exception):\n    code = CODE\n",
+    })  # fmt: skip
+    out = _run_with(root, """
+        print(sorted(m for m in sys.modules if m == "mcp" or m.startswith("mcp.")))
+        import mcp
+        from mcp.shared.exceptions import MCPError
+        print(mcp.FULL, mcp.MCPError is MCPError, MCPError.code)
+    """)
+    assert out.splitlines() == ["[]", "True True -32002"]
