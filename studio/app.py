@@ -16,6 +16,14 @@ __all__ = ["THEME_CHOICES", "parse_http", "run_app"]
 
 THEME_CHOICES = ("system", "light", "dark")
 
+FREEZE_AFTER_MS = 1000
+"""How long after the window is shown start-up's objects are collected and frozen out of later collections."""
+
+
+def _collect_and_freeze() -> None:
+    gc.collect()
+    gc.freeze()
+
 
 def parse_http(value: str) -> tuple[str, int]:
     """`[HOST:]PORT` as (host, port); the host defaults to the loopback address."""
@@ -50,6 +58,7 @@ def run_app(
         return 2
 
     import qasync
+    from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
     from resources_qt.qt.gc_guard import GuiThreadCollector
@@ -76,8 +85,10 @@ def run_app(
         window.open_initial(Path(project) if project else None)
         window.show()
         # What start-up built lives as long as the app: out of the collector's generations, later
-        # full collections (on the GUI thread) walk only newer objects (team STARTUP measured 76-194 ms).
-        gc.freeze()
+        # full collections (on the GUI thread) walk only newer objects (they took 76-194 ms). Start-up's
+        # garbage is collected first, or freezing would keep it for good; both wait until the first
+        # paint is long done, so neither delays it.
+        QTimer.singleShot(FREEZE_AFTER_MS, _collect_and_freeze)
         if stdio:
             window.start_stdio()
         if endpoint is not None:

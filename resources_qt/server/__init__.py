@@ -1,8 +1,4 @@
-"""The MCP server engine: serves a Resources collection over stdio and Streamable HTTP.
-
-The engine and the preview types load on first use: the window imports the event types while it
-starts, and the SDK's server stack (about half a second) only when something serves or reads.
-"""
+"""The MCP server engine: serves a Resources collection over stdio and Streamable HTTP."""
 
 from importlib import import_module
 from typing import TYPE_CHECKING
@@ -47,6 +43,8 @@ __all__ = [
     "TransportStopped",
 ]
 
+# The engine and the preview types load on first use: the window imports the event types while it
+# starts, and the SDK's server stack (about half a second) only when something serves or reads.
 _LAZY = {"ResourceServer": "resources_qt.server.engine", "PreviewOutcome": "resources_qt.server.reading"}
 
 

@@ -27,6 +27,7 @@ __all__ = [
     "lexer_for_mime",
     "open_string_at_end",
     "token_format",
+    "utf16_offsets",
 ]
 
 STYLE = "default"
@@ -107,7 +108,7 @@ def _token_format(ttype: _TokenType, style_name: str, colors: tuple[int, int, in
     return fmt
 
 
-def _utf16_offsets(text: str) -> list[int] | None:
+def utf16_offsets(text: str) -> list[int] | None:
     """Map code-point offsets to UTF-16 offsets, or None when they are the same (the usual case)."""
     if text.isascii() or all(ord(ch) <= 0xFFFF for ch in text):
         return None
@@ -124,7 +125,7 @@ def _apply(
     *,
     theme: EditorTheme | None,
 ) -> None:
-    offsets = _utf16_offsets(text)
+    offsets = utf16_offsets(text)
     for column, count, ttype in runs:
         if ttype is Token.Text or ttype is Token.Text.Whitespace or count <= 0:
             continue

@@ -70,7 +70,8 @@ def test_run_app_serves_http_at_once_and_shuts_down_on_close(qapp, project_file,
 
     def poll() -> None:
         windows = [w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible()]
-        if windows and (windows[0].server_panel.is_running or time.monotonic() > deadline):
+        ready = windows and windows[0].server_panel.is_running and gc.get_freeze_count() > 0
+        if windows and (ready or time.monotonic() > deadline):
             window = windows[0]
             seen["url"] = window.server_panel.url
             seen["title"] = window.windowTitle()

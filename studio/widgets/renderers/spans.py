@@ -8,7 +8,7 @@ from pygments.lexer import Lexer
 from pygments.token import Token, _TokenType
 from PySide6.QtGui import QTextDocument
 
-from studio.widgets.highlighter import ThemedHighlighter, token_format
+from studio.widgets.highlighter import ThemedHighlighter, token_format, utf16_offsets
 
 __all__ = ["CompactSpanHighlighter", "CompactSpans"]
 
@@ -92,7 +92,7 @@ class CompactSpanHighlighter(ThemedHighlighter):
         runs = self._spans.line_runs(self.currentBlock().blockNumber())
         if not runs:
             return
-        offsets = _utf16_offsets(text)
+        offsets = utf16_offsets(text)
         theme = self.theme
         for column, count, ttype in runs:
             start, length = column, count
@@ -100,13 +100,3 @@ class CompactSpanHighlighter(ThemedHighlighter):
                 first, end = min(column, len(text)), min(column + count, len(text))
                 start, length = offsets[first], offsets[end] - offsets[first]
             self.setFormat(start, length, token_format(ttype, theme))
-
-
-def _utf16_offsets(text: str) -> list[int] | None:
-    """Code-point offsets mapped to Qt's UTF-16 ones, or None when they are the same (no astral characters)."""
-    if text.isascii() or all(ord(ch) <= 0xFFFF for ch in text):
-        return None
-    offsets = [0]
-    for ch in text:
-        offsets.append(offsets[-1] + (2 if ord(ch) > 0xFFFF else 1))
-    return offsets
