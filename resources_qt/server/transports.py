@@ -201,6 +201,9 @@ class TransportHost:
         self._on_ended = on_ended
         self._on_exit = on_exit
         self._lock = threading.Lock()
+        # Held from a start's checks until its task is submitted: two starts on two threads must not
+        # each create a loop thread, nor land on a loop that is ending.
+        self._start_lock = threading.Lock()
         self._transports: dict[TransportName, HostedTransport] = {}
         self._thread: LoopThread | None = None
         self._idle: asyncio.Event | None = None
@@ -250,22 +253,20 @@ class TransportHost:
         Raises:
             RuntimeError: already serving that transport, still stopping, or it failed to start.
         """
-        try:
-            self.check_can_start(transport.name)
-            with self._lock:
-                self._check_locked(transport.name)
-                self._transports[transport.name] = transport
-        except BaseException:
-            transport.release()
-            raise
-        try:
-            thread = self._ensure_thread()
-            thread.submit(self._spawn(transport, on_started))
-        except BaseException:
-            with self._lock:
-                self._transports.pop(transport.name, None)
-            transport.release()
-            raise
+        with self._start_lock:
+            try:
+                self._reserve(transport)
+            except BaseException:
+                transport.release()
+                raise
+            try:
+                thread = self._ensure_thread()
+                thread.submit(self._spawn(transport, on_started))
+            except BaseException:
+                with self._lock:
+                    self._transports.pop(transport.name, None)
+                transport.release()
+                raise
         deadline = time.monotonic() + _START_TIMEOUT
         while not transport.started.wait(0.02):
             if transport.task is not None and transport.task.done():
@@ -277,6 +278,17 @@ class TransportHost:
             message = _one_line(error) if error is not None else "The server did not start in time"
             self.remove(transport.name)
             raise RuntimeError(message)
+
+    def _reserve(self, transport: HostedTransport) -> None:
+        for _ in range(2):
+            self.check_can_start(transport.name)  # waits for a thread that is ending
+            with self._lock:
+                if self.alive() and self.stopping:
+                    continue  # its last transport ended after that check: wait for the thread once more
+                self._check_locked(transport.name)
+                self._transports[transport.name] = transport
+                return
+        raise RuntimeError("The server is still stopping; try again in a moment")
 
     def _ensure_thread(self) -> LoopThread:
         thread = self._thread
@@ -333,13 +345,15 @@ class TransportHost:
                 del self._transports[transport.name]
             remaining = tuple(name for name, t in self._transports.items() if t.started.is_set())
             last = not self._transports
+            if last:
+                # The thread is ending: a start from now on waits for it (check_can_start joins)
+                # rather than land on a closing loop; set under the lock a start checks under.
+                self.stopping = True
         if not last:
             self._on_ended(transport, remaining)
             return
         if error is not None:
             self._error = error  # the thread ends with it: observers hear ServerFailed, not a stop
-        # The thread is ending: a start now must wait for it rather than land on a closing loop.
-        self.stopping = True
         if self._idle is not None:
             self._idle.set()
 

@@ -165,3 +165,19 @@ def test_one_transport_at_a_time_each_and_restart() -> None:
         finally:
             server.close()
     assert server.transports == () and not server.is_running
+
+
+def test_http_started_as_the_stdio_client_leaves_is_served() -> None:
+    """Whichever way the start and stdio's end interleave, HTTP ends up served (never refused, never on a dead loop)."""
+    server = _server()
+    try:
+        for _ in range(5):
+            with stdio_pipes() as pipes:
+                server.start_stdio(stdin=pipes.server_in, stdout=pipes.server_out)
+                pipes.hang_up_client()  # the last transport starts ending on the loop...
+                url = server.start_http("127.0.0.1", 0)  # ...while this start runs on this thread
+            assert server.transports == ("http",) and server.url == url
+            server.stop()
+            assert not server.is_running
+    finally:
+        server.close()
