@@ -345,3 +345,23 @@ def test_a_hand_written_project_keeps_its_comments_through_an_edit_and_save_in_t
     saved = path.read_text(encoding="utf-8")
     assert saved == HAND_WRITTEN.replace('title = "Ticket"', 'title = "A ticket"')
     assert load_project(path).resources[0].title == "A ticket"
+
+
+def test_undo_commands_do_not_keep_their_document_alive(project):
+    """The commands hold the document weakly: no cycle document -> stack -> command -> document to collect."""
+    import gc
+    import weakref
+
+    document = ProjectDocument()
+    document.set_project(project)
+    name = document.add_resource(template=False)
+    document.update_resource(name, replace(document.spec(name), description="edited"))
+    document.remove_resource(name)
+    assert document.undo_stack.count() >= 3
+    alive = weakref.ref(document)
+    gc.disable()  # only reference counting may free it: a cycle would keep it until a collection
+    try:
+        del document
+        assert alive() is None
+    finally:
+        gc.enable()
