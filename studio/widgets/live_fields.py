@@ -41,7 +41,8 @@ class LiveDataFields(QObject):
 
     Signals:
         edited(): text was typed (commit after a pause).
-        editing_finished(): a field lost the focus.
+        editing_finished(): the interval field lost the focus or got Enter (the files box, a
+            plain text edit, has no such moment: it commits after the pause like every edit).
     """
 
     edited = Signal()
