@@ -17,8 +17,10 @@ is never given back in the middle of a call.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
+import select
 import struct
 import time
 from asyncio import selector_events
@@ -30,11 +32,12 @@ from resources_qt.snippets import messages, wire
 from resources_qt.snippets.output import SnippetOutput
 from resources_qt.snippets.process import signal_text
 from resources_qt.snippets.protocol import Call, CompleteDone, Failed, NeedSource, Output, ReadCall, ReadDone, Reply
+from resources_qt.snippets.slot import settle
 
 if TYPE_CHECKING:
     from resources_qt.snippets.dispatch import Dispatcher
     from resources_qt.snippets.process import WorkerProcess
-    from resources_qt.snippets.slot import Slot
+    from resources_qt.snippets.slot import Job, Slot
 
 __all__ = ["MAX_DIRECT_CALL_BYTES", "call_directly", "supports_direct_calls"]
 
@@ -81,10 +84,51 @@ def call_directly(
         core.return_unused(slot)
         return None
     future: asyncio.Future[_T] = loop.create_future()
-    runner = _DirectCall(core, slot, worker, call, outgoing, loop=loop, timeout=timeout, future=future,
-                         convert=convert)
-    runner.begin(data)
+
+    def deliver(reply: Reply) -> None:
+        if future.done():
+            return  # its caller gave up (cancelled); the call still ran to its end
+        try:
+            value = convert(call, reply)
+        except BaseException as exc:  # the converted failure (ReaderFailedError) is the answer
+            future.set_exception(exc)
+        else:
+            future.set_result(value)
+
+    _DirectCall(core, slot, worker, call, outgoing, loop=loop, timeout=timeout, deliver=deliver).begin(data)
     return future
+
+
+def _run_queued(core: Dispatcher, slot: Slot, worker: WorkerProcess, job: Job[Any] | None,
+                loop: asyncio.AbstractEventLoop) -> None:
+    """Run queued calls on the worker the loop still holds, in the queue's order, until none is left.
+
+    Under load every worker is busy and reads queue; the loop that finishes a call takes the next
+    one itself instead of handing the worker back to its pool thread (two thread hops per call).
+    """
+    while job is not None:
+        call = job.call
+        outgoing = worker.prepare(call)
+        data = bytes(ForkingPickler.dumps(outgoing))
+        if len(data) > MAX_DIRECT_CALL_BYTES:
+            core.hand_over(slot, job)  # the slot's thread sends it (a long write must not hold the loop)
+            return
+        if not job.future.set_running_or_notify_cancel():
+            job = core.next_for_lent(slot, alive=True, loop=loop)  # cancelled by its caller
+            continue
+        remaining = job.deadline - time.monotonic()
+        waited = job.taken_at - job.queued_at
+        if waited >= 0.05:
+            timeout_text = messages.timed_out_queued(call, job.timeout, waited)
+        else:
+            timeout_text = messages.timed_out(call, job.timeout)
+        if remaining <= 0:
+            settle(job, Failed("timeout", timeout_text))
+            job = core.next_for_lent(slot, alive=True, loop=loop)
+            continue
+        _DirectCall(core, slot, worker, call, outgoing, loop=loop, timeout=remaining,
+                    deliver=functools.partial(settle, job), timeout_text=timeout_text).begin(data)
+        return
 
 
 class _DirectCall:
@@ -100,8 +144,8 @@ class _DirectCall:
         *,
         loop: asyncio.AbstractEventLoop,
         timeout: float,
-        future: asyncio.Future[Any],
-        convert: Callable[[Call, Reply], Any],
+        deliver: Callable[[Reply], None],
+        timeout_text: str | None = None,
     ) -> None:
         self._core = core
         self._slot = slot
@@ -110,8 +154,8 @@ class _DirectCall:
         self._outgoing = outgoing
         self._loop = loop
         self._timeout = timeout
-        self._future = future
-        self._convert = convert
+        self._deliver = deliver
+        self._timeout_text = timeout_text or messages.timed_out(call, timeout)
         self._buffer = bytearray()
         self._chunks: list[list[str]] = []
         self._started_wall = time.time()
@@ -229,7 +273,7 @@ class _DirectCall:
         self._timer = None
         if self._done:
             return
-        self._reply = Failed("timeout", messages.timed_out(self._call, self._timeout))
+        self._reply = Failed("timeout", self._timeout_text)
         # The kill shows as the pipe's EOF and the sentinel; the reply above wins.
         self._worker.interrupt()
 
@@ -271,6 +315,32 @@ class _DirectCall:
 
     # -- the end ---------------------------------------------------------------------
 
+    def _realign(self) -> bool:
+        """Consume what followed the answer in the same read (output a snippet's thread printed
+        after its call), so whoever reads the pipe next starts at a message boundary; False if
+        the rest of a message never came."""
+        buffer = self._buffer
+        while buffer:
+            frame = self._next_frame()
+            if frame is not None:
+                try:
+                    message = wire.decode(frame)
+                except wire.WireError:
+                    return False
+                if isinstance(message, Output):
+                    self._core.emit_output(message.key, message.text)
+                continue
+            # A message cut by the read: its writer is mid-write, the rest follows at once.
+            try:
+                ready = select.select([self._fd], [], [], _DEATH_GRACE)[0]
+                data = os.read(self._fd, _READ_CHUNK) if ready else b""
+            except OSError:
+                data = b""
+            if not data:
+                return False
+            buffer.extend(data)
+        return True
+
     def _kill(self) -> None:
         self._worker.interrupt()
 
@@ -292,7 +362,12 @@ class _DirectCall:
             loop.remove_reader(self._sentinel)
         worker = self._worker
         core = self._core
-        alive = not (self._pipe_closed or (isinstance(reply, Failed) and reply.reason in _REPLACED))
+        in_step = not self._buffer or self._pipe_closed or self._realign()
+        if not in_step:
+            # The answer stands; the worker does not (its channel can no longer be trusted).
+            logger.warning("Snippet worker %s replaced: a message after its answer did not arrive whole",
+                           self._slot.name)
+        alive = in_step and not (self._pipe_closed or (isinstance(reply, Failed) and reply.reason in _REPLACED))
         if not alive:
             # Only after its descriptors left the loop: a closed fd's number may be reused at once.
             worker.kill()
@@ -301,7 +376,9 @@ class _DirectCall:
                 reply = Failed("unavailable", messages.unavailable(self._call, "the snippet pool was closed"))
             else:
                 logger.warning("Snippet worker %s replaced: %r", self._slot.name, reply.message)
-        if core.give_back(self._slot, alive=alive):
+        slot = self._slot
+        next_job = core.next_for_lent(slot, alive=alive, loop=loop)
+        if slot.orphaned:
             worker.kill()  # the slot thread left while the worker was lent (pool closing or shrinking)
         if self._chunks:
             call = self._call
@@ -309,14 +386,8 @@ class _DirectCall:
             core.emit_read_output(
                 SnippetOutput(call.key, uri, self._started_wall, tuple((s, t) for s, t in self._chunks))
             )
-        future = self._future
-        if future.done():
-            return  # its caller gave up (cancelled); the call still ran to its end
-        try:
-            value = self._convert(self._call, reply)
-        except BaseException as exc:  # the converted failure (ReaderFailedError) is the answer
-            future.set_exception(exc)
-        else:
-            future.set_result(value)
+        self._deliver(reply)
+        if next_job is not None:
+            _run_queued(core, slot, worker, next_job, loop)
 
 

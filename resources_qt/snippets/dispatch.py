@@ -220,14 +220,17 @@ class Dispatcher:
 
     # -- jobs ----------------------------------------------------------------------
 
-    def submit(self, call: Call, timeout: float | None, convert: Callable[[Call, Reply], _T]) -> Future[_T]:
+    def submit(
+        self, call: Call, timeout: float | None, convert: Callable[[Call, Reply], _T], *, loop: Any = None
+    ) -> Future[_T]:
+        """Queue `call`; `loop`: the event loop that awaits it (it may then run it on a worker it holds)."""
         future: Future[_T] = Future()
         with self.cond:
             self._start_locked()
             self.queued_calls += 1
             seconds = self.limits.timeout if timeout is None else timeout
             now = time.monotonic()
-            job = Job(call, seconds, now + seconds, future, lambda r: convert(call, r), queued_at=now)
+            job = Job(call, seconds, now + seconds, future, lambda r: convert(call, r), queued_at=now, loop=loop)
             idle = sum(1 for s in self.slots if s.state in ("idle", "starting") and not s.retiring)
             if self._waiting_locked(idle) >= self.limits.max_queued_reads:
                 busy = Failed("busy", messages.busy(call, len(self.jobs)))
@@ -379,6 +382,42 @@ class Dispatcher:
                 self.cond.notify_all()
             return False
 
+    def next_for_lent(self, slot: Slot, *, alive: bool, loop: Any) -> Job[Any] | None:
+        """A lent worker's call ended: the next queued call for `loop` to run on it, else give it back.
+
+        Picked as a slot thread would (queue order, per-resource limit). None gives the worker back;
+        the caller stops it if the slot's thread ended meanwhile (`slot.orphaned`).
+        """
+        with self.cond:
+            self._release_locked(slot)
+            if (
+                alive
+                and not slot.orphaned
+                and not self.closed
+                and not slot.retiring
+                and slot.generation == self.generation
+                and slot.lent_to is loop
+            ):
+                job = self._pick_locked(for_loop=loop)
+                if job is not None:
+                    key = job.call.key
+                    self.running[key] = self.running.get(key, 0) + 1
+                    slot.running_key = key
+                    job.taken_at = time.monotonic()
+                    self.lent_calls += 1
+                    if self.jobs:
+                        self._keep_spare_locked()
+                    return job
+        self.give_back(slot, alive=alive)
+        return None
+
+    def hand_over(self, slot: Slot, job: Job[Any]) -> None:
+        """Put `job` back at the head of the queue and the lent worker back in its slot's hands."""
+        with self.cond:
+            self.lent_calls -= 1
+            self.jobs.appendleft(job)
+        self.give_back(slot, alive=True)
+
     def detach_worker(self, slot: Slot) -> WorkerProcess | None:
         """The worker a finishing slot thread must stop: None while it is lent (its borrower stops it)."""
         with self.cond:
@@ -388,16 +427,22 @@ class Dispatcher:
             worker, slot.worker = slot.worker, None
             return worker
 
-    def _pick_locked(self) -> Job[Any] | None:
+    def _pick_locked(self, *, for_loop: Any = None) -> Job[Any] | None:
+        """The first queued call whose resource is under its limit; with `for_loop`, only if that call
+        is awaited by that loop (a loop must never hold another caller's answer: it may close)."""
         jobs = self.jobs
         if not jobs:
             return None
         limit = self.limits.per_resource
         first = jobs[0]
         if self.running.get(first.call.key, 0) < limit:
+            if for_loop is not None and first.loop is not for_loop:
+                return None
             return jobs.popleft()
         for index, job in enumerate(jobs):
             if self.running.get(job.call.key, 0) < limit:
+                if for_loop is not None and job.loop is not for_loop:
+                    return None
                 del jobs[index]
                 return job
         return None

@@ -282,13 +282,17 @@ class SnippetPool:
 
     async def _await(self, call: Call, timeout: float | None, convert: Callable[[Call, Reply], _T]) -> _T:
         seconds = self._core.timeout if timeout is None else timeout
+        loop: asyncio.AbstractEventLoop | None = None
         if self._direct:
             loop = asyncio.get_running_loop()
-            if supports_direct_calls(loop):
+            if not supports_direct_calls(loop):
+                loop = None
+            else:
                 direct = call_directly(self._core, call, timeout=seconds, convert=convert, loop=loop)
                 if direct is not None:
                     return await direct
-        return await asyncio.wrap_future(self._core.submit(call, timeout, convert))
+        # Queued; a worker this loop holds when its call ends may still run it (resources_qt.snippets.direct).
+        return await asyncio.wrap_future(self._core.submit(call, timeout, convert, loop=loop))
 
     def submit_read(
         self,

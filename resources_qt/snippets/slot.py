@@ -40,6 +40,8 @@ class Job(Generic[_T]):
     convert: Callable[[Reply], _T]
     queued_at: float = field(default_factory=time.monotonic)
     taken_at: float = 0.0
+    loop: Any = None
+    """The event loop awaiting the answer, if any: only that loop may run it on a lent worker."""
 
 
 class Recheck:

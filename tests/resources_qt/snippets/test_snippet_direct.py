@@ -157,3 +157,42 @@ def test_direct_calls_can_be_turned_off() -> None:
     with SnippetPool(workers=1, timeout=TIMEOUT, memory_limit_mb=MEMORY_MB, direct_calls=False) as pool:
         assert asyncio.run(_read(pool, OK)) == "fine"
         assert pool.call_counts() == (0, 1)
+
+
+def test_reads_queued_behind_a_lent_worker_are_run_by_the_same_loop(direct_pool: SnippetPool) -> None:
+    threads: set[str] = set()
+    direct_pool.add_output_listener(lambda key, text: threads.add(threading.current_thread().name))
+    source = "def read(uri, params):\n    print(uri)\n    return uri\n"
+    _settle(direct_pool)
+    lent, queued = direct_pool.call_counts()
+
+    async def main() -> tuple[list[str], str]:
+        texts = await asyncio.gather(*(_read(direct_pool, source, uri=f"t://{i}") for i in range(5)))
+        return list(texts), threading.current_thread().name
+
+    texts, loop_thread = asyncio.run(main())
+    assert texts == [f"t://{i}" for i in range(5)]
+    # One worker: the first read is lent, the other four queue and the loop runs them on it in turn.
+    assert direct_pool.call_counts() == (lent + 5, queued + 4)
+    assert threads == {loop_thread}
+
+
+def test_a_blocking_callers_read_is_never_run_by_a_loop(direct_pool: SnippetPool) -> None:
+    threads: dict[str, str] = {}
+    direct_pool.add_output_listener(lambda key, text: threads.setdefault(text.strip(), threading.current_thread().name))
+    slow = "import time\ndef read(uri, params):\n    print(uri)\n    time.sleep(0.2)\n    return uri\n"
+    _settle(direct_pool)
+
+    async def main() -> str:
+        first = asyncio.ensure_future(_read(direct_pool, slow, key="slow", uri="t://lent"))
+        await asyncio.sleep(0.05)  # lent and running
+        blocking = await asyncio.to_thread(
+            lambda: direct_pool.submit_read(key="other", source=slow, uri="t://blocking", params={})
+        )
+        assert await first == "t://lent"
+        assert (await asyncio.wrap_future(blocking))[0].text == "t://blocking"
+        return threading.current_thread().name
+
+    loop_thread = asyncio.run(main())
+    assert threads["t://lent"] == loop_thread
+    assert threads["t://blocking"] != loop_thread  # its caller has no loop that could close: a pool thread ran it
