@@ -6,18 +6,19 @@ import asyncio
 import concurrent.futures
 import copy
 import logging
+import threading
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import replace
-from typing import Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from PySide6.QtCore import QObject, Signal, Slot
 
 from resources_qt.errors import ValidationError
-from resources_qt.live import DataChanged, InstancesFailed, InstancesListed, LiveData
+from resources_qt.live.events import DataChanged, InstancesFailed, InstancesListed
 from resources_qt.project import Project, ResourceSpec
+from resources_qt.qt.engine_parts import EngineParts, build_engine, import_engine, watch_kinds
 from resources_qt.qt.pump import EventPump
 from resources_qt.resource import Resource
-from resources_qt.server import ResourceServer
 from resources_qt.server.completion import complete_values
 from resources_qt.server.events import (
     BusStateChanged,
@@ -34,9 +35,8 @@ from resources_qt.server.events import (
     Traffic,
     TransportStopped,
 )
-from resources_qt.server.factory import build_server
 from resources_qt.server.loopthread import LoopThread
-from resources_qt.server.reading import PreviewOutcome
+from resources_qt.server.reading import PreviewOutcome, preview_read
 from resources_qt.server.reload import (
     ChangeSummary,
     announce_changes,
@@ -46,6 +46,10 @@ from resources_qt.server.reload import (
 )
 from resources_qt.snippets import SnippetOutput, SnippetPool, bind_project, create_pool, snippet_resource
 from resources_qt.snippets.binding import project_folder
+
+if TYPE_CHECKING:  # built on first use (see EngineParts): importing them loads the SDK's server stack
+    from resources_qt.bus.relay import Bus
+    from resources_qt.server.engine import ResourceServer
 
 __all__ = ["ServerController"]
 
@@ -91,6 +95,13 @@ class ServerController(QObject):
     HTTP and stdio may be served at once (one engine, one pool, one set of
     sessions): `start_http` / `start_stdio` each add a transport, `stop_http`
     ends HTTP only, `stop` ends everything.
+
+    The engine (the server and its live data) is built on first real use: a
+    start, `warm_up()`, or the `server` property. Until then the controller
+    holds the collection, the project and every setting, applied to the engine
+    when it is built, so that constructing it (the window does before its
+    first paint) does not import the SDK's server stack. Previews and
+    completions read the held collection meanwhile, the way the engine does.
 
     Signals:
         server_started(str url_or_transport): a transport started (the HTTP URL, or "stdio").
@@ -139,19 +150,19 @@ class ServerController(QObject):
         super().__init__(parent)
         self._project = project.copy()
         self._pool = pool if pool is not None else create_pool(self._project)
-        self._specs: dict[str, ResourceSpec] = {}
-        resources = bind_project(self._project, self._pool)
-        self._specs = {spec.name: spec for spec in self._project.resources}
-        self._server = build_server(self._project, resources)
-        # Watchers run while serving; instances are listed on every resources/list.
-        self._live = LiveData(self._server, self._project, self._pool)
+        # The collection the engine serves once built; edits land here before and after.
+        self._resources = bind_project(self._project, self._pool)
+        self._specs: dict[str, ResourceSpec] = {spec.name: spec for spec in self._project.resources}
+        # Guards the engine's building against edits on the GUI thread: an engine built
+        # from a project an edit has just replaced would serve the old one.
+        self._lock = threading.RLock()
+        self._engine: EngineParts | None = None
+        self._bus: Bus | None = None
         self._announce_edits = False
         self._pump = EventPump(parent=self)
         self._pump.drained.connect(self._on_drained)
-        self._unobserve = self._server.add_observer(self._on_server_event)
         self._unlisten_output = self._pool.add_output_listener(self._on_snippet_output)
         self._unlisten_reads = self._pool.add_read_output_listener(self._on_read_output)
-        self._unlisten_live = self._live.add_listener(self._pump.push)
         self._control = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="server-control")
         self._side_loop: LoopThread | None = None
         self._side_stop: asyncio.Event | None = None
@@ -161,8 +172,13 @@ class ServerController(QObject):
 
     @property
     def server(self) -> ResourceServer:
-        """The engine (for scripts and tests; widgets use the slots and signals)."""
-        return self._server
+        """The engine (for scripts and tests; widgets use the slots and signals); built on first use."""
+        return self._parts().server
+
+    @property
+    def engine_built(self) -> bool:
+        """The engine exists (a start, `warm_up()` or `server` built it); before, the SDK need not be loaded."""
+        return self._engine is not None
 
     @property
     def project(self) -> Project:
@@ -170,17 +186,20 @@ class ServerController(QObject):
 
     @property
     def is_running(self) -> bool:
-        return self._server.is_running
+        engine = self._engine
+        return engine is not None and engine.server.is_running
 
     @property
     def url(self) -> str:
         """The HTTP endpoint while HTTP is served, else ""."""
-        return self._server.url or ""
+        engine = self._engine
+        return (engine.server.url or "") if engine is not None else ""
 
     @property
     def transports(self) -> tuple[str, ...]:
         """The transports served right now: "http", "stdio", both, or none."""
-        return self._server.transports
+        engine = self._engine
+        return engine.server.transports if engine is not None else ()
 
     @property
     def announce_edits(self) -> bool:
@@ -192,34 +211,58 @@ class ServerController(QObject):
         self._announce_edits = bool(value)
 
     def sessions(self) -> list[SessionInfo]:
-        return self._server.sessions()
+        engine = self._engine
+        return engine.server.sessions() if engine is not None else []
 
     def watching(self) -> dict[str, str]:
         """Resources whose data is watched, and how ("files", "interval" or "both")."""
-        return dict(self._live.watching())
+        engine = self._engine
+        if engine is None:
+            return dict(watch_kinds(self._specs.values()))  # what the live data takes when it is built
+        return dict(engine.live.watching())
 
     def wait_watching(self, timeout: float = 10.0) -> bool:
         """Wait until watched files are being watched (for scripts and tests; True when nothing is)."""
-        return self._live.wait_ready(timeout)
+        engine = self._engine
+        return engine.live.wait_ready(timeout) if engine is not None else True  # watchers run while serving
 
     def instance_failures(self) -> dict[str, str]:
         """Templates whose `instances` snippet failed on its last run, with the message."""
-        return dict(self._live.failures)
+        engine = self._engine
+        return dict(engine.live.failures) if engine is not None else {}
+
+    def _parts(self) -> EngineParts:
+        """The engine, built now if it is not yet (on any thread; the first call imports the SDK)."""
+        engine = self._engine
+        if engine is not None:
+            return engine
+        import_engine()  # outside the lock: edits on the GUI thread must not wait for the import
+        with self._lock:
+            if self._engine is None:
+                served = replace(self._project, resources=list(self._specs.values()))
+                engine = build_engine(served, self._resources, self._pool, bus=self._bus,
+                                      on_server_event=self._on_server_event, on_live_event=self._pump.push)  # fmt: skip
+                if self._shut:
+                    engine.unhook()  # built after shutdown (a late preview, a script): no events for a closed pump
+                self._engine = engine
+            return self._engine
 
     # -- editing -----------------------------------------------------------------------
 
     def apply_project(self, project: Project) -> None:
         """Serve `project` from now on, touching only resources that differ."""
-        # Compare with what is actually served (a refused edit left its old version).
-        old, new = replace(self._project, resources=list(self._specs.values())), project.copy()
-        self._apply_settings(new)
-        if old.prelude != new.prelude:
-            self._pool.set_prelude(new.prelude)
-        summary = apply_project(self._server.resources, old, new, self._make)
-        self._project = new
-        self._specs = {spec.name: spec for spec in served_specs(self._server.resources, old, new, summary)}
-        self._update_live()
-        self._announce(summary)
+        new = project.copy()
+        with self._lock:
+            # Compare with what is actually served (a refused edit left its old version).
+            old = replace(self._project, resources=list(self._specs.values()))
+            self._apply_settings(new)
+            if old.prelude != new.prelude:
+                self._pool.set_prelude(new.prelude)
+            summary = apply_project(self._resources, old, new, self._make)
+            self._project = new
+            self._specs = {spec.name: spec for spec in served_specs(self._resources, old, new, summary)}
+            self._update_live()
+            self._announce(summary)
         if summary.refused:
             raise ValidationError(
                 "Not served: " + "; ".join(f"{name}: {why}" for name, why in summary.refused.items())
@@ -232,38 +275,45 @@ class ServerController(QObject):
             return
         if spec is not None:
             spec.validate()
-        summary = apply_spec(self._server.resources, old, spec, self._make)
-        if old is not None:
-            self._specs.pop(old.name, None)
-        if spec is not None:
-            # A copy: the caller may keep editing its spec, and the next call must see that as a change.
-            self._specs[spec.name] = copy.deepcopy(spec)
-        self._project.resources = list(self._specs.values())
-        self._update_live()
-        self._announce(summary)
+        with self._lock:
+            summary = apply_spec(self._resources, old, spec, self._make)
+            if old is not None:
+                self._specs.pop(old.name, None)
+            if spec is not None:
+                # A copy: the caller may keep editing its spec, and the next call must see that as a change.
+                self._specs[spec.name] = copy.deepcopy(spec)
+            self._project.resources = list(self._specs.values())
+            self._update_live()
+            self._announce(summary)
 
     def set_prelude(self, source: str) -> None:
         if source == self._project.prelude:
             return
-        self._project.prelude = source
-        self._pool.set_prelude(source)
-        self._announce(ChangeSummary(everything=True))
+        with self._lock:
+            self._project.prelude = source
+            self._pool.set_prelude(source)
+            self._announce(ChangeSummary(everything=True))
 
     def set_capabilities(self, notifications: bool, subscriptions: bool) -> None:
         """The switches clients see at the next start; sends follow them at once."""
-        self._project.server.notifications = notifications
-        self._project.server.subscriptions = subscriptions
-        self._server.enable_resource_notifications = notifications
-        self._server.enable_resource_subscriptions = subscriptions
+        with self._lock:
+            self._project.server.notifications = notifications
+            self._project.server.subscriptions = subscriptions
+            if self._engine is not None:
+                server = self._engine.server
+                server.enable_resource_notifications = notifications
+                server.enable_resource_subscriptions = subscriptions
 
     def _apply_settings(self, project: Project) -> None:
+        # Under the lock. Without an engine, building it later takes these settings from the project.
         settings = project.server
-        server = self._server
-        server.name, server.version, server.instructions = settings.name, settings.version, settings.instructions
-        server.page_size, server.cache = settings.page_size, settings.cache
-        if not server.is_running:
-            server.enable_resource_notifications = settings.notifications
-            server.enable_resource_subscriptions = settings.subscriptions
+        if self._engine is not None:
+            server = self._engine.server
+            server.name, server.version, server.instructions = settings.name, settings.version, settings.instructions
+            server.page_size, server.cache = settings.page_size, settings.cache
+            if not server.is_running:
+                server.enable_resource_notifications = settings.notifications
+                server.enable_resource_subscriptions = settings.subscriptions
         self._pool.configure(
             timeout=settings.reader_timeout, memory_limit_mb=settings.memory_limit_mb, workers=settings.workers
         )
@@ -273,18 +323,20 @@ class ServerController(QObject):
             self._pool.configure(project_dir=folder)
 
     def _update_live(self) -> None:
-        # On the control thread: restarting a watcher waits for its thread, which the GUI must not.
+        # Under the lock. On the control thread: restarting a watcher waits for its thread, which the GUI must not.
+        engine = self._engine
+        if self._shut or engine is None:
+            return  # an engine built later gives its live data the served specs
         project = replace(self._project, resources=list(self._specs.values()))
-        if self._shut:
-            return
-        self._control.submit(self._live.set_project, project).add_done_callback(_log_failure)
+        self._control.submit(engine.live.set_project, project).add_done_callback(_log_failure)
 
     def _make(self, spec: ResourceSpec) -> Resource:
         return snippet_resource(spec, self._pool)
 
     def _announce(self, summary: ChangeSummary) -> None:
-        if self._announce_edits and summary and self._server.is_running:
-            future = self._server.submit(announce_changes(self._server, summary))
+        engine = self._engine
+        if self._announce_edits and summary and engine is not None and engine.server.is_running:
+            future = engine.server.submit(announce_changes(engine.server, summary))
             if future is not None:
                 future.add_done_callback(_log_failure)
 
@@ -301,24 +353,28 @@ class ServerController(QObject):
             BusDependencyError: the redis package is missing (the message names the extra).
             RuntimeError: the server is running.
         """
-        if not url:
-            self._server.set_bus(None)
-            self.bus_state_changed.emit(False, "")
-            return
-        from resources_qt.bus.redis_bus import RedisBus
-        from resources_qt.bus.urls import default_channel
+        bus: Bus | None = None
+        if url:
+            from resources_qt.bus.redis_bus import RedisBus
+            from resources_qt.bus.urls import default_channel
 
-        self._server.set_bus(RedisBus(url, channel=channel or default_channel(self._project.server.name)))
+            bus = RedisBus(url, channel=channel or default_channel(self._project.server.name))
+        with self._lock:
+            if self._engine is not None:
+                self._engine.server.set_bus(bus)  # refused while running
+            self._bus = bus  # for an engine built later
+        if bus is None:
+            self.bus_state_changed.emit(False, "")
 
     @Slot(str, int, str)
     def start_http(self, host: str = "127.0.0.1", port: int = 0, token: str | None = None) -> None:
         """Start serving HTTP (beside stdio, if served); the outcome arrives as server_started or server_failed."""
-        self._control_call("http", lambda: self._server.start_http(host, port, token=token or None))
+        self._control_call("http", lambda server: server.start_http(host, port, token=token or None))
 
     @Slot()
     def start_stdio(self, *, stdin: TextIO | None = None, stdout: TextIO | None = None) -> None:
         """Serve the process's stdin/stdout (or the given pipes) beside HTTP, if served."""
-        self._control_call("stdio", lambda: self._server.start_stdio(stdin=stdin, stdout=stdout))
+        self._control_call("stdio", lambda server: server.start_stdio(stdin=stdin, stdout=stdout))
 
     @Slot()
     def stop(self) -> None:
@@ -326,10 +382,13 @@ class ServerController(QObject):
         if self._shut:
             return
         def run() -> None:
+            engine = self._engine
+            if engine is None:
+                return  # never built: nothing was served
             try:
-                self._live.stop()
+                engine.live.stop()
             finally:
-                self._server.stop()
+                engine.server.stop()
 
         self._control.submit(run).add_done_callback(_log_failure)
 
@@ -339,25 +398,29 @@ class ServerController(QObject):
         if self._shut:
             return
         def run() -> None:
-            if set(self._server.transports) <= {"http"}:
-                self._live.stop()  # nothing left to watch for
-            self._server.stop_http()
+            engine = self._engine
+            if engine is None:
+                return  # never built: nothing was served
+            if set(engine.server.transports) <= {"http"}:
+                engine.live.stop()  # nothing left to watch for
+            engine.server.stop_http()
 
         self._control.submit(run).add_done_callback(_log_failure)
 
-    def _control_call(self, transport: str, start: Callable[[], object]) -> None:
+    def _control_call(self, transport: str, start: Callable[[ResourceServer], object]) -> None:
         if self._shut:
             return
 
         def run() -> None:
             try:
+                engine = self._parts()
                 self._pool.start()
-                start()
-                self._live.start()
+                start(engine.server)
+                engine.live.start()
             except Exception as exc:
                 message = " ".join(str(exc).split()) or type(exc).__name__
                 logger.warning("Starting %s failed: %s", transport, message)
-                if self._server.is_running:
+                if self.is_running:
                     # The other transport keeps serving: only this one failed.
                     self._pump.push(_TransportFailed(transport, message))
                 else:
@@ -365,17 +428,25 @@ class ServerController(QObject):
 
         self._control.submit(run)
 
+    # Sends reach sessions only: without an engine nothing serves, and there is no one to tell.
+
     @Slot()
     def send_resources_changed(self) -> None:
-        self._server.submit(self._server.send_resources_changed())
+        engine = self._engine
+        if engine is not None:
+            engine.server.submit(engine.server.send_resources_changed())
 
     @Slot(str)
     def send_resource_updated(self, uri: str) -> None:
-        self._server.submit(self._server.send_resource_updated(uri))
+        engine = self._engine
+        if engine is not None:
+            engine.server.submit(engine.server.send_resource_updated(uri))
 
     @Slot(str, str)
     def send_resource_updated_for_session(self, session_id: str, uri: str) -> None:
-        self._server.submit(self._server.send_resource_updated_for_session(session_id, uri))
+        engine = self._engine
+        if engine is not None:
+            engine.server.submit(engine.server.send_resource_updated_for_session(session_id, uri))
 
     # -- preview and completion --------------------------------------------------------------
 
@@ -384,7 +455,12 @@ class ServerController(QObject):
         """Read `uri` as a client would; the outcome arrives as preview_finished."""
 
         async def run() -> None:
-            outcome = await self._server.read_for_preview(uri)
+            engine = self._engine
+            # No engine yet: the same read (resolution, reader, error mapping) on the collection it will serve.
+            if engine is not None:
+                outcome = await engine.server.read_for_preview(uri)
+            else:
+                outcome = await preview_read(self._resources, uri)
             self._pump.push_now(_Preview(outcome))  # a user is waiting: no batching delay
 
         self._run_off_gui(run)
@@ -397,7 +473,7 @@ class ServerController(QObject):
 
         async def run() -> None:
             values: list[str] = []
-            resource = self._server.resources.get(resource_name)
+            resource = self._resources.get(resource_name)
             if resource is not None:
                 try:
                     values = await complete_values(resource, variable, value, dict(context or {}))
@@ -412,19 +488,28 @@ class ServerController(QObject):
         if self._shut:
             return
         self._pool.start()
-        future = self._server.submit(make()) if self._server.is_running else None
+        engine = self._engine
+        future = engine.server.submit(make()) if engine is not None and engine.server.is_running else None
         if future is None:
             future = self._side().submit(make())
         future.add_done_callback(_log_failure)
 
     def warm_up(self) -> None:
-        """Start the snippet workers and the preview loop now (the window calls it after its first paint),
-        so the first preview does not wait for them; returns at once."""
+        """Start the snippet workers and the preview loop now, and build the engine on the control thread
+        (the window calls it after its first paint), so the first preview or start does not wait for them;
+        returns at once."""
         if self._shut:
             return
         self._pool.start()
-        if not self._server.is_running:
+        if not self.is_running:
             self._side()
+        self._control.submit(self._build_engine_quietly)
+
+    def _build_engine_quietly(self) -> None:
+        try:
+            self._parts()
+        except Exception as exc:  # a start builds it again and reports the failure as server_failed
+            logger.warning("Building the engine failed: %s", " ".join(str(exc).split()) or type(exc).__name__)
 
     def _side(self) -> LoopThread:
         if self._side_loop is None or not self._side_loop.is_alive():
@@ -450,11 +535,13 @@ class ServerController(QObject):
         """
         if self._shut:
             return
-        self._shut = True
-        self._unobserve()
+        with self._lock:
+            self._shut = True
+            engine = self._engine
+        if engine is not None:
+            engine.unhook()
         self._unlisten_output()
         self._unlisten_reads()
-        self._unlisten_live()
         finished = self._control.submit(self._finish)
         finished.add_done_callback(_log_failure)  # failures are logged there, not raised here
         self._control.shutdown(wait=False)
@@ -466,8 +553,12 @@ class ServerController(QObject):
     def _finish(self) -> None:
         # Control thread: every step runs even if an earlier one fails.
         try:
-            self._live.close()
-            self._server.close()
+            engine = self._engine
+            if engine is not None:
+                try:
+                    engine.live.close()
+                finally:
+                    engine.server.close()
         finally:
             try:
                 if self._side_loop is not None and self._side_stop is not None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 _CHECK = """
 import sys
@@ -31,3 +33,59 @@ def test_the_preview_and_content_widgets_import_without_the_sdk_stack() -> None:
 
 def test_the_main_window_module_imports_without_the_sdk_stack() -> None:
     assert _sdk_modules_after_importing("studio.main_window") == "[]"
+
+
+_WINDOW = """
+import json, sys, time
+from pathlib import Path
+from PySide6.QtWidgets import QApplication
+from resources_qt.project import Project, ResourceSpec, ServerSettings, save_project
+from resources_qt.project.model import WatchSpec
+from studio.main_window import MainWindow, UnsavedChoice
+from studio.recovery import RecoveryStore
+from studio.settings import StudioSettings
+
+app = QApplication([])
+home = Path(sys.argv[1])
+reader = "def read(uri, params):\\n    return 'hi'\\n"
+path = save_project(Project(server=ServerSettings(name="first paint", workers=1), resources=[
+    ResourceSpec(name="plain", uri="demo://plain", mime_type="text/plain", reader=reader),
+    ResourceSpec(name="polled", uri="demo://polled", mime_type="text/plain", reader=reader,
+                 watch=WatchSpec(interval=30.0)),
+    ResourceSpec(name="item", uri_template="demo://items/{id}", mime_type="text/plain", reader=reader),
+    ResourceSpec(name="broken", uri="", mime_type="text/plain", reader=reader),
+]), home / "first.toml")
+errors = []
+window = MainWindow(settings=StudioSettings(home / "settings.ini"), recovery=RecoveryStore(home / "recovery"),
+                    ask_unsaved=lambda label: UnsavedChoice.DISCARD, ask_restore=lambda candidate: False,
+                    report_error=lambda title, message: errors.append(title))
+window.open_project(path, ask_to_save=False)
+ctl = window.controller
+before = {"mcp": "mcp" in sys.modules, "served": window.sync.served_names(), "held": window.sync.held_back(),
+          "watching": ctl.watching(), "running": ctl.is_running, "built": ctl.engine_built}
+window.show()  # the first paint schedules the warm-up
+app.processEvents()
+deadline = time.monotonic() + 30
+while not ctl.engine_built and time.monotonic() < deadline:
+    app.processEvents()
+    time.sleep(0.01)
+after = {"mcp": "mcp" in sys.modules, "built": ctl.engine_built, "running": ctl.is_running,
+         "watching": ctl.watching()}
+window.shutdown()
+print(json.dumps({"before": before, "after": after, "errors": errors}))
+"""
+
+
+def test_the_window_with_a_project_is_up_before_the_sdk_loads_and_warm_up_loads_it(tmp_path: Path) -> None:
+    # About 3 s: a fresh interpreter has to import Qt, the window and then the SDK (the point of the test).
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    result = subprocess.run([sys.executable, "-c", _WINDOW, str(tmp_path)], capture_output=True, text=True,
+                            timeout=60, check=False, env=env)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    # Constructed, project opened and served: what the window reads answers without the engine.
+    assert report["before"] == {"mcp": False, "served": ["item", "plain", "polled"], "held": ["broken"],
+                                "watching": {"polled": "interval"}, "running": False, "built": False}  # fmt: skip
+    # After the first paint the warm-up builds the engine (and loads the SDK) without serving.
+    assert report["after"] == {"mcp": True, "built": True, "running": False, "watching": {"polled": "interval"}}
+    assert report["errors"] == []
