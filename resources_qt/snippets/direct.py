@@ -79,9 +79,9 @@ def call_directly(
     worker = slot.worker
     assert worker is not None
     outgoing = worker.prepare(call)
-    data = bytes(ForkingPickler.dumps(outgoing))
-    if len(data) > MAX_DIRECT_CALL_BYTES:
-        core.return_unused(slot)
+    data = _pickled(outgoing)
+    if data is None:
+        core.return_unused(slot)  # the queued path sends it, or answers why it cannot be sent
         return None
     future: asyncio.Future[_T] = loop.create_future()
 
@@ -109,8 +109,8 @@ def _run_queued(core: Dispatcher, slot: Slot, worker: WorkerProcess, job: Job[An
     while job is not None:
         call = job.call
         outgoing = worker.prepare(call)
-        data = bytes(ForkingPickler.dumps(outgoing))
-        if len(data) > MAX_DIRECT_CALL_BYTES:
+        data = _pickled(outgoing)
+        if data is None:
             core.hand_over(slot, job)  # the slot's thread sends it (a long write must not hold the loop)
             return
         if not job.future.set_running_or_notify_cancel():
@@ -129,6 +129,15 @@ def _run_queued(core: Dispatcher, slot: Slot, worker: WorkerProcess, job: Job[An
         _DirectCall(core, slot, worker, call, outgoing, loop=loop, timeout=remaining,
                     deliver=functools.partial(settle, job), timeout_text=timeout_text).begin(data)
         return
+
+
+def _pickled(call: Call) -> bytes | None:
+    """`call` as the pipe carries it; None when it is too long for the loop to write, or does not pickle."""
+    try:
+        data = bytes(ForkingPickler.dumps(call))
+    except Exception:  # parameters that do not pickle: the queued path answers with the reason
+        return None
+    return data if len(data) <= MAX_DIRECT_CALL_BYTES else None
 
 
 class _DirectCall:

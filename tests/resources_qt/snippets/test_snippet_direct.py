@@ -196,3 +196,17 @@ def test_a_blocking_callers_read_is_never_run_by_a_loop(direct_pool: SnippetPool
     loop_thread = asyncio.run(main())
     assert threads["t://lent"] == loop_thread
     assert threads["t://blocking"] != loop_thread  # its caller has no loop that could close: a pool thread ran it
+
+
+@pytest.mark.allow_error_logs  # the queued path logs the failed send, as it always has
+def test_parameters_that_do_not_pickle_get_the_queued_paths_answer(direct_pool: SnippetPool) -> None:
+    _settle(direct_pool)
+
+    async def main() -> ReaderFailedError:
+        with pytest.raises(ReaderFailedError) as caught:
+            await direct_pool.read(key="t", source=OK, uri="t://x", params={"bad": lambda: None})
+        return caught.value
+
+    error = asyncio.run(main())
+    assert error.data is not None and error.data["reason"] == "internal"
+    assert asyncio.run(_read(direct_pool, OK)) == "fine"
