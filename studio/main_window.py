@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from PySide6.QtCore import QByteArray, QEvent, QMimeData, Qt, QTimer, Slot
+from PySide6.QtCore import QByteArray, QEvent, QMimeData, QObject, Qt, QTimer, Slot
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QPixmap, QShowEvent
 from PySide6.QtWidgets import (
     QApplication,
@@ -53,6 +53,7 @@ logger = logging.getLogger(__name__)
 __all__ = ["MainWindow", "UnsavedChoice"]
 
 _NOTIFY_URI_LIMIT = 500
+_WARM_UP_FALLBACK_MS = 3000
 _PAGE_KEYS = tuple(key for key, _, _ in PAGES)
 
 
@@ -98,6 +99,7 @@ class MainWindow(QMainWindow):
         self._completion_requests: dict[str, tuple[str, str]] = {}
         self._project_switched = False  # the next refresh of the notify URIs forgets the old project's
         self._pending_splitters: dict[str, QByteArray] = {}
+        self._warm_up_asked = False  # the first show arranges the warm-up
         self._warmed_up = False
 
         # -- logic objects ---------------------------------------------------------------
@@ -415,10 +417,16 @@ class MainWindow(QMainWindow):
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
-        if not self._warmed_up:
-            # After the first paint: the snippet workers start while the user looks, not on the first Read.
-            self._warmed_up = True
-            QTimer.singleShot(0, self, self._on_warm_up)
+        if not self._warm_up_asked:
+            # After the first paint: the snippet workers start and the engine (the SDK import, on the
+            # controller's thread, competing for the interpreter) is built while the user looks, not
+            # on the first Read or Start, and not before the window is on screen.
+            self._warm_up_asked = True
+            handle = self.windowHandle()
+            if handle is not None:
+                handle.installEventFilter(self)
+            # A window that is never exposed (minimised at start, some platforms) warms up anyway.
+            QTimer.singleShot(_WARM_UP_FALLBACK_MS, self, self._on_warm_up)
         if self._pending_splitters:
             pending, self._pending_splitters = self._pending_splitters, {}
             layout = self.layout()
@@ -429,9 +437,18 @@ class MainWindow(QMainWindow):
                 self.main_splitter.restoreState(main)
             self.editor.restore_splitter_states(pending)
 
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        handle = self.windowHandle()
+        if (watched is handle and handle is not None and event.type() == QEvent.Type.Expose
+                and handle.isExposed()):  # fmt: skip
+            handle.removeEventFilter(self)
+            QTimer.singleShot(0, self, self._on_warm_up)  # after this expose has painted the window
+        return super().eventFilter(watched, event)
+
     @Slot()
     def _on_warm_up(self) -> None:
-        if not self._shut_down:
+        if not self._shut_down and not self._warmed_up:
+            self._warmed_up = True
             self.controller.warm_up()
 
     def _save_layout(self) -> None:
