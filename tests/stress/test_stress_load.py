@@ -74,6 +74,17 @@ async def _client(index: int, session: Session, reads: int, errors: list[str]) -
             errors.append(f"client {index} op {j}: {type(exc).__name__}: {exc}")
 
 
+async def _until_a_read_is_answered(session: Session, timeout: float = 60.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        try:
+            await session.call("resources/read", {"uri": "docs://doc0"})
+            return
+        except RpcError:
+            if asyncio.get_running_loop().time() > deadline:
+                raise
+
+
 async def _scenario(project: Path, clients: int, reads: int) -> dict[str, Any]:
     log = (project.parent / "server.log").open("wb")
     proc = await asyncio.create_subprocess_exec(
@@ -96,6 +107,9 @@ async def _scenario(project: Path, clients: int, reads: int) -> dict[str, Any]:
                 await session.initialize(f"load-{i}")
                 await session.stream()
                 await session.call("resources/subscribe", {"uri": STABLE[i % 2]})
+            # Workers replaced by the project's settings can take longer than the 5 s reader timeout
+            # to come up on a loaded machine: the load starts once one read is answered.
+            await _until_a_read_is_answered(sessions[0])
             errors: list[str] = []
             # Warm-up: imports, worker start, first allocations; memory is measured after it.
             await asyncio.gather(*(_client(i, s, 20, errors) for i, s in enumerate(sessions)))
