@@ -20,7 +20,6 @@ import asyncio
 import functools
 import logging
 import os
-import select
 import struct
 import time
 from asyncio import selector_events
@@ -32,7 +31,7 @@ from resources_qt.snippets import messages, wire
 from resources_qt.snippets.output import SnippetOutput
 from resources_qt.snippets.process import signal_text
 from resources_qt.snippets.protocol import Call, CompleteDone, Failed, NeedSource, Output, ReadCall, ReadDone, Reply
-from resources_qt.snippets.slot import settle
+from resources_qt.snippets.slot import replaced_answer, settle, verdict
 
 if TYPE_CHECKING:
     from resources_qt.snippets.dispatch import Dispatcher
@@ -52,7 +51,6 @@ waits on a pipe write."""
 _READ_CHUNK = 256 * 1024
 _DEATH_GRACE = 2.0
 """How long to wait for a worker's exit status after its pipe closed."""
-_REPLACED = frozenset({"timeout", "exited", "crashed", "memory", "internal"})
 _SIZE = struct.Struct("!i")
 _BIG_SIZE = struct.Struct("!Q")
 
@@ -173,6 +171,8 @@ class _DirectCall:
         self._reply: Reply | None = None
         self._pipe_closed = False
         self._done = False
+        self._draining = False
+        """The answer went out; the worker is kept until a message cut after it is whole."""
         self._fd = -1
         self._sentinel = -1
         self._watching_sentinel = False
@@ -209,9 +209,17 @@ class _DirectCall:
         if not data:
             self._pipe_closed = True
             self._loop.remove_reader(self._fd)
-            self._watch_death()
+            if self._draining:
+                self._on_drained(False)
+            else:
+                self._watch_death()
             return
         self._buffer.extend(data)
+        if self._draining:
+            in_step = self._drain()
+            if in_step is not None:
+                self._on_drained(in_step)
+            return
         while not self._done and (message := self._next_frame()) is not None:
             self._on_message(message)
 
@@ -324,31 +332,56 @@ class _DirectCall:
 
     # -- the end ---------------------------------------------------------------------
 
-    def _realign(self) -> bool:
-        """Consume what followed the answer in the same read (output a snippet's thread printed
-        after its call), so whoever reads the pipe next starts at a message boundary; False if
-        the rest of a message never came."""
-        buffer = self._buffer
-        while buffer:
+    def _release(self, *, alive: bool) -> None:
+        """Give the worker back (or have it replaced) and run the next queued call the loop may take."""
+        loop, worker, core, slot = self._loop, self._worker, self._core, self._slot
+        if self._fd >= 0 and not self._pipe_closed:
+            loop.remove_reader(self._fd)
+        if self._watching_sentinel and self._sentinel >= 0:
+            loop.remove_reader(self._sentinel)
+            self._watching_sentinel = False
+        if not alive:
+            # SIGKILL only: the slot's thread reaps it (a join here would hold the loop); its descriptors
+            # left the loop above, and they close with the reaping, so their numbers are not reused early.
+            worker.interrupt()
+        next_job = core.next_for_lent(slot, alive=alive, loop=loop)
+        if slot.orphaned:
+            # The slot thread left while the worker was lent (pool closing or shrinking): reap it off the loop.
+            loop.run_in_executor(None, worker.kill)
+        elif next_job is not None:
+            _run_queued(core, slot, worker, next_job, loop)
+
+    def _drain(self) -> bool | None:
+        """Consume what followed the answer (output a snippet's thread printed after its call), so the
+        next reader starts at a message boundary: True when in step, False if out of step, None while a
+        message is cut (its writer is mid-write; the reader stays registered for the rest)."""
+        while self._buffer:
             frame = self._next_frame()
-            if frame is not None:
-                try:
-                    message = wire.decode(frame)
-                except wire.WireError:
-                    return False
-                if isinstance(message, Output):
-                    self._core.emit_output(message.key, message.text)
-                continue
-            # A message cut by the read: its writer is mid-write, the rest follows at once.
+            if frame is None:
+                return None
             try:
-                ready = select.select([self._fd], [], [], _DEATH_GRACE)[0]
-                data = os.read(self._fd, _READ_CHUNK) if ready else b""
-            except OSError:
-                data = b""
-            if not data:
+                message = wire.decode(frame)
+            except wire.WireError:
                 return False
-            buffer.extend(data)
+            if not isinstance(message, Output):
+                return False  # a second answer: the channel is out of step
+            self._core.emit_output(message.key, message.text)
         return True
+
+    def _on_drained(self, in_step: bool) -> None:
+        if self._grace is not None:
+            self._grace.cancel()
+            self._grace = None
+        self._draining = False
+        if not in_step:
+            logger.warning("Snippet worker %s replaced: a message after its answer did not arrive whole",
+                           self._slot.name)
+        self._release(alive=in_step and not self._pipe_closed)
+
+    def _on_drain_over(self) -> None:
+        self._grace = None
+        if self._draining:
+            self._on_drained(False)
 
     def _kill(self) -> None:
         self._worker.interrupt()
@@ -357,46 +390,33 @@ class _DirectCall:
         if self._done:
             return
         self._done = True
-        if self._reply is not None and isinstance(reply, Failed) and reply.reason in ("crashed", "exited"):
-            reply = self._reply  # killed for its timeout
-        elif self._reply is not None and not isinstance(reply, Failed):
-            reply = self._reply  # answered just as the deadline passed: the timeout already counted
+        if self._reply is not None:
+            # Killed at its deadline: the timeout is the answer, whatever the worker managed to send.
+            reply = self._reply
         for handle in (self._timer, self._grace):
             if handle is not None:
                 handle.cancel()
-        loop = self._loop
-        if self._fd >= 0 and not self._pipe_closed:
-            loop.remove_reader(self._fd)
-        if self._watching_sentinel and self._sentinel >= 0:
-            loop.remove_reader(self._sentinel)
-        worker = self._worker
+        self._timer = self._grace = None
         core = self._core
-        in_step = not self._buffer or self._pipe_closed or self._realign()
-        if not in_step:
-            # The answer stands; the worker does not (its channel can no longer be trusted).
-            logger.warning("Snippet worker %s replaced: a message after its answer did not arrive whole",
-                           self._slot.name)
-        alive = in_step and not (self._pipe_closed or (isinstance(reply, Failed) and reply.reason in _REPLACED))
-        if not alive:
-            # Only after its descriptors left the loop: a closed fd's number may be reused at once.
-            worker.kill()
-        if isinstance(reply, Failed) and reply.reason in _REPLACED:
-            if core.closed:
-                reply = Failed("unavailable", messages.unavailable(self._call, "the snippet pool was closed"))
-            else:
-                logger.warning("Snippet worker %s replaced: %r", self._slot.name, reply.message)
-        slot = self._slot
-        next_job = core.next_for_lent(slot, alive=alive, loop=loop)
-        if slot.orphaned:
-            worker.kill()  # the slot thread left while the worker was lent (pool closing or shrinking)
+        alive = verdict(reply, killed=self._reply is not None, pipe_closed=self._pipe_closed)
+        reply = replaced_answer(core, self._call, reply, name=self._slot.name)
+        in_step: bool | None = True
+        if alive and self._buffer:
+            in_step = self._drain()
         if self._chunks:
             call = self._call
             uri = call.uri if isinstance(call, ReadCall) else ""
             core.emit_read_output(
                 SnippetOutput(call.key, uri, self._started_wall, tuple((s, t) for s, t in self._chunks))
             )
+        if in_step is None:
+            # The answer stands and goes out now; the worker is given back once the cut message is whole.
+            self._draining = True
+            self._grace = self._loop.call_later(_DEATH_GRACE, self._on_drain_over)
+            self._deliver(reply)
+            return
+        if in_step is False:
+            logger.warning("Snippet worker %s replaced: a message after its answer did not arrive whole",
+                           self._slot.name)
         self._deliver(reply)
-        if next_job is not None:
-            _run_queued(core, slot, worker, next_job, loop)
-
-
+        self._release(alive=alive and in_step)

@@ -351,7 +351,6 @@ class Dispatcher:
                 ):
                     slot.state = "busy"
                     slot.lent_to = loop
-                    slot.lent_until = deadline
                     slot.running_key = key
                     self.running[key] = self.running.get(key, 0) + 1
                     self.lent_calls += 1
@@ -375,6 +374,8 @@ class Dispatcher:
             if slot.orphaned:
                 return True
             slot.state = "idle" if alive else "starting"
+            if not alive:
+                slot.generation = -1  # its thread replaces (and reaps) the killed worker before any call
             if not alive or self.jobs or slot.retiring or self.closed or slot.generation != self.generation:
                 # The slot's thread has something to do now (replace the worker, run a queued call);
                 # otherwise it finds the worker back on its next liveness check, and a read in a row
@@ -525,7 +526,8 @@ class Dispatcher:
 
     def slot_finished(self, slot: Slot, *, crashed: bool) -> None:
         with self.cond:
-            self._release_locked(slot)
+            if slot.lent_to is None:  # a lent call keeps counting against its limit; give_back releases it
+                self._release_locked(slot)
             slot.state = "stopped"
             if slot in self.slots:
                 self.slots.remove(slot)

@@ -6,7 +6,6 @@ import contextlib
 import logging
 import multiprocessing
 import os
-import select
 import signal
 import threading
 import time
@@ -96,13 +95,13 @@ class WorkerProcess:
         return self._process
 
     def looks_alive(self) -> bool:
-        """`alive` in one non-blocking select() of the exit sentinel (is_alive() builds a selector per call)."""
+        """`alive` from one non-blocking wait on the exit sentinel (poll-based: select() fails at fd 1024)."""
         process = self._process
         if process is None:
             return False
         try:
-            return not select.select([process.sentinel], [], [], 0)[0]
-        except (OSError, ValueError):
+            return not wait([process.sentinel], 0)
+        except (OSError, ValueError):  # closed meanwhile (the owner's kill)
             return False
 
     @property
@@ -209,10 +208,12 @@ class WorkerProcess:
     def interrupt(self) -> None:
         """Kill the process (and its group) from another thread; the owner's `call` then sees it die."""
         process = self._process
-        if process is not None:
+        if process is None:
+            return
+        # The owner's kill() may close the process object meanwhile: its pid and exitcode then raise.
+        with contextlib.suppress(OSError, ValueError):
             _kill_group(process.pid)
-        if process is not None and process.exitcode is None:
-            with contextlib.suppress(OSError, ValueError):
+            if process.exitcode is None:
                 process.kill()
 
     def kill(self) -> None:

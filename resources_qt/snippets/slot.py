@@ -19,7 +19,7 @@ from resources_qt.snippets.protocol import Call, Failed, ReadCall, Reply
 if TYPE_CHECKING:
     from resources_qt.snippets.dispatch import Dispatcher
 
-__all__ = ["RECHECK", "Job", "Recheck", "Slot", "settle"]
+__all__ = ["RECHECK", "Job", "Recheck", "Slot", "replaced_answer", "settle", "verdict"]
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +75,25 @@ def _set(setter: Callable[[Any], None], value: Any) -> None:
         logger.debug("A snippet call was answered twice; the second answer is dropped")
 
 
+def verdict(reply: Reply, *, killed: bool, pipe_closed: bool) -> bool:
+    """Whether the worker that gave `reply` lives on (both paths decide it here, so they cannot diverge).
+
+    `killed`: its deadline's kill was sent, whatever it answered; `pipe_closed`: its pipe hit EOF.
+    """
+    if killed or pipe_closed:
+        return False
+    return not (isinstance(reply, Failed) and reply.reason in _REPLACED)
+
+
+def replaced_answer(core: Dispatcher, call: Call, reply: Reply, *, name: str) -> Reply:
+    """`reply` as the caller hears it: a replaced worker is logged, or named closed when the pool closes."""
+    if isinstance(reply, Failed) and reply.reason in _REPLACED:
+        if core.closed:
+            return Failed("unavailable", messages.unavailable(call, "the snippet pool was closed"))
+        logger.warning("Snippet worker %s replaced: %r", name, reply.message)
+    return reply
+
+
 class Slot:
     """One pool thread and the worker process it drives."""
 
@@ -88,7 +107,6 @@ class Slot:
         self.running_key: str | None = None
         self.lent_to: asyncio.AbstractEventLoop | None = None
         """The event loop driving a call on this slot's worker (`resources_qt.snippets.direct`), if any."""
-        self.lent_until = 0.0
         self.parked = False
         """The slot's thread waits for work in `Dispatcher.take` (only then may its worker be lent)."""
         self.orphaned = False
@@ -187,11 +205,7 @@ class Slot:
         # Counted as available before the caller hears back, so a caller that
         # submits again at once does not make the pool grow for nothing.
         self.core.finishing(self)
-        if isinstance(reply, Failed) and reply.reason in _REPLACED:
-            if self.core.closed:
-                reply = Failed("unavailable", messages.unavailable(call, "the snippet pool was closed"))
-            else:
-                logger.warning("Snippet worker %s replaced: %r", self.name, reply.message)
+        reply = replaced_answer(self.core, call, reply, name=self.name)
         if chunks:
             uri = call.uri if isinstance(call, ReadCall) else ""
             self.core.emit_read_output(
