@@ -17,6 +17,7 @@ is never given back in the middle of a call.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import os
@@ -24,6 +25,7 @@ import struct
 import time
 from asyncio import selector_events
 from collections.abc import Callable
+from multiprocessing.connection import Connection
 from multiprocessing.reduction import ForkingPickler
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -136,6 +138,11 @@ def _pickled(call: Call) -> bytes | None:
     except Exception:  # parameters that do not pickle: the queued path answers with the reason
         return None
     return data if len(data) <= MAX_DIRECT_CALL_BYTES else None
+
+
+def _send_quietly(conn: Connection, data: bytes) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        conn.send_bytes(data)
 
 
 class _DirectCall:
@@ -268,15 +275,26 @@ class _DirectCall:
         worker.forget()
         self._outgoing = call
         conn = worker.connection
-        try:
-            # Rare (the worker lost what it was sent) and the worker is reading: a short blocking write.
-            assert conn is not None
-            conn.send_bytes(ForkingPickler.dumps(call))
-        except (OSError, ValueError, AssertionError):
-            self._pipe_closed = True
-            self._watch_death()
+        if conn is None:
+            self._lost_pipe()
             return
+        data = bytes(ForkingPickler.dumps(call))  # it pickled once already, without its source
         worker.sent(call)
+        if len(data) > MAX_DIRECT_CALL_BYTES:
+            # A long write must not hold the loop: a pool thread writes it while the loop reads on. A
+            # write that fails means a dead worker, which the loop sees as the pipe's EOF.
+            self._loop.run_in_executor(None, _send_quietly, conn, data)
+            return
+        try:
+            conn.send_bytes(data)
+        except (OSError, ValueError):
+            self._lost_pipe()
+
+    def _lost_pipe(self) -> None:
+        if self._fd >= 0 and not self._pipe_closed:
+            self._loop.remove_reader(self._fd)  # unregistered before begin() registers it: a no-op
+        self._pipe_closed = True
+        self._watch_death()
 
     def _on_output(self, message: Output) -> None:
         chunks = self._chunks

@@ -215,3 +215,20 @@ def test_a_lent_call_keeps_counting_against_its_limit_while_the_pool_shrinks(tmp
 
         assert asyncio.run(main()) == ["done", "done"]
     assert log.read_text() == "sese"  # never two at once
+
+
+def test_a_worker_that_lost_a_long_snippet_gets_it_again_on_the_direct_path(direct_pool: SnippetPool) -> None:
+    _settle(direct_pool)
+    source = "# " + "x" * 200_000 + "\ndef read(uri, params):\n    return 'long'\n"
+    slot = direct_pool._core.slots[0]
+    assert slot.worker is not None
+    call = direct_pool._read_call(key="t", source=source, uri="t://x", params={}, mime_type="", timeout=None)
+    # The pool believes the worker holds this version: the call goes without its source, the worker
+    # answers NeedSource, and the loop sends the whole call (over 64 KB: from a pool thread).
+    slot.worker.sent(call)
+    lent = direct_pool.call_counts()[0]
+    before = set(direct_pool.worker_pids())
+    assert asyncio.run(_read(direct_pool, source)) == "long"
+    assert direct_pool.call_counts()[0] == lent + 1
+    assert set(direct_pool.worker_pids()) == before
+    assert asyncio.run(_read(direct_pool, source)) == "long"  # held now: sent without its source
