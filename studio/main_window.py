@@ -418,9 +418,8 @@ class MainWindow(QMainWindow):
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         if not self._warm_up_asked:
-            # After the first paint: the snippet workers start and the engine (the SDK import, on the
-            # controller's thread, competing for the interpreter) is built while the user looks, not
-            # on the first Read or Start, and not before the window is on screen.
+            # After the first paint: the snippet workers start while the user looks, not on the first
+            # Read, and not before the window is on screen (spawning them competes with the paint).
             self._warm_up_asked = True
             handle = self.windowHandle()
             if handle is not None:

@@ -142,21 +142,23 @@ def test_previews_and_completions_answer_before_the_engine_is_built(
     assert not ctl.engine_built
 
 
-def test_warm_up_builds_the_engine_and_edits_racing_it_are_served(
+def test_a_start_builds_the_engine_and_edits_racing_it_are_served(
     qtbot: Any, controllers: list[ServerController]
 ) -> None:
     ctl = ServerController(project=_base())
     controllers.append(ctl)
     ctl.warm_up()
-    # Edits while the control thread builds: whichever comes first, the engine serves the latest.
-    late = Project(server=ServerSettings(name="late", workers=1),
+    assert not ctl.engine_built  # warming up starts the workers, not the engine
+    late = Project(server=ServerSettings(name="late", workers=1), prelude="WORD = 'new'\n",
                    resources=[_spec("late", uri="demo://late", watch=WatchSpec(interval=5.0))])  # fmt: skip
-    ctl.apply_project(late)
-    qtbot.waitUntil(lambda: ctl.engine_built, timeout=WAIT)
-    assert not ctl.is_running  # warming up serves nothing
+    with qtbot.waitSignal(ctl.server_started, timeout=WAIT) as started:
+        ctl.start_http("127.0.0.1", 0, "")
+        # While the control thread builds the engine: whichever comes first, the engine serves the edit.
+        ctl.apply_project(late)
+    assert ctl.engine_built
     qtbot.waitUntil(lambda: ctl.watching() == {"late": "interval"}, timeout=WAIT)
-    served = _served(qtbot, ctl)
-    assert served["resources"] == [("late", "demo://late")] and served["server"][0] == "late"
+    served = asyncio.run(_what_is_served(started.args[0]))
+    assert served["resources"] == [("late", "demo://late")] and served["reads"]["demo://late"] == ["new late "]
 
 
 def test_the_bus_is_checked_at_once_and_kept_for_the_engine(qtbot: Any, controllers: list[ServerController]) -> None:
