@@ -8,7 +8,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -20,8 +20,9 @@ from resources_qt.project import ProjectError, load_project
 from resources_qt.server.engine import ResourceServer
 from resources_qt.server.events import ServerEvent, ServerFailed, TransportStopped
 from resources_qt.server.factory import build_server
-from resources_qt.server.logtext import EscapingFormatter, escape_controls
-from resources_qt.snippets import SnippetOutput, bind_project, create_pool, snippet_resource
+from resources_qt.server.logtext import EscapingFormatter
+from resources_qt.server.output_writer import OutputWriter
+from resources_qt.snippets import bind_project, create_pool, snippet_resource
 
 __all__ = ["build_parser", "parse_address", "serve_main"]
 
@@ -126,8 +127,11 @@ def serve_main(argv: Sequence[str]) -> int:
     live: LiveData | None = None
     # SIGTERM ends serving like Ctrl+C does, so snippet workers are reaped on the way out.
     previous_term = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    writer: OutputWriter | None = None
     if output_sink is not None:
-        pool.add_read_output_listener(_output_writer(output_sink))
+        # Queued to a thread: the direct path delivers output on the server loop, which must not wait on a sink.
+        writer = OutputWriter(output_sink)
+        pool.add_read_output_listener(writer)
     try:
         pool.start()
         server = build_server(project, bind_project(project, pool))
@@ -186,6 +190,8 @@ def serve_main(argv: Sequence[str]) -> int:
         if server is not None:
             server.close()
         pool.close()
+        if writer is not None:
+            writer.close()
         if output_sink is not None and output_sink is not sys.stderr:
             output_sink.close()
 
@@ -197,24 +203,6 @@ def _open_output_sink(where: str | None) -> TextIO | None:
     if where == "off":
         return None
     return open(where, "a", encoding="utf-8")  # kept open while serving, closed at exit
-
-
-def _output_writer(sink: TextIO) -> Callable[[SnippetOutput], None]:
-    """Writes one line per printed line, `[resource uri] stream: text`, escaped so a snippet cannot forge lines."""
-    lock = threading.Lock()
-
-    def write(output: SnippetOutput) -> None:
-        where = escape_controls(f"{output.key} {output.uri}".strip())
-        lines = [
-            f"[{where}] {stream}: {escape_controls(line)}\n"
-            for stream, text in output.chunks
-            for line in text.splitlines()
-        ]
-        with lock:
-            sink.writelines(lines)
-            sink.flush()
-
-    return write
 
 
 def _make_bus(args: argparse.Namespace, server_name: str) -> RedisBus | None:
