@@ -35,6 +35,7 @@ from resources_qt.server.handlers import build_lowlevel
 from resources_qt.server.middleware import SESSION_KEY, EngineMiddleware, connection_of
 from resources_qt.server.notify import EngineDelivery, Notifier
 from resources_qt.server.paging import ListingCache
+from resources_qt.server.read_cache import ReadCache, connect_read_cache
 from resources_qt.server.reading import PreviewOutcome, preview_read
 from resources_qt.server.sessions import LegacySession, Session, SessionRegistry
 from resources_qt.server.transports import (
@@ -152,6 +153,9 @@ class ResourceServer:
             ),
             None,
         )
+        self.read_cache = ReadCache()
+        """Answers of resources with a cache hint, within their TTL; dropped by notifications and edits."""
+        self._disconnect_cache = connect_read_cache(self.read_cache, notifier=self.notifier, resources=resources)
         self._unwatch_bus: Callable[[], None] | None = None
         self._observers: list[Observer] = []
         self._observers_lock = threading.Lock()
@@ -322,6 +326,7 @@ class ResourceServer:
         """Stop and detach from the collection."""
         self.stop()
         self._unlisten()
+        self._disconnect_cache()
 
     @property
     def is_stopping(self) -> bool:
@@ -442,16 +447,22 @@ class ResourceServer:
         """
         if self.enable_resource_notifications:
             await self._on_server_loop(lambda: self._broadcast_list_changed(key=key))
+        else:
+            self.read_cache.clear()  # nothing goes out, but what changed must not be served from the cache
 
     async def send_resource_updated(self, uri: str, *, key: str | None = None) -> None:
         """Tell every session subscribed to exactly `uri`, on every replica (no-op unless subscriptions are enabled)."""
         if self.enable_resource_subscriptions:
             await self._on_server_loop(lambda: self.relay.updated(uri, key=key))
+        else:
+            self.read_cache.invalidate(uri)  # nothing goes out, but the content changed
 
     async def send_resource_updated_for_session(self, session_id: str, uri: str) -> None:
         """Tell one session (on whichever replica holds it), only if it subscribed to `uri`."""
         if self.enable_resource_subscriptions:
             await self._on_server_loop(lambda: self.relay.updated(uri, session_id))
+        else:
+            self.read_cache.invalidate(uri)
 
     def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T] | None:
         """Schedule `coro` on the server loop from any thread without waiting.

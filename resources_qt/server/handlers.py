@@ -17,7 +17,7 @@ from mcp.shared.exceptions import MCPError
 from resources_qt.errors import INTERNAL_ERROR, INVALID_PARAMS, ReaderFailedError
 from resources_qt.server.completion import MAX_VALUES, complete_values, require_template
 from resources_qt.server.events import SessionOpened, SubscriptionAdded, SubscriptionRemoved
-from resources_qt.server.read_cache import Ticket, read_cache_for
+from resources_qt.server.read_cache import Ticket
 from resources_qt.server.reading import resolve
 from resources_qt.server.sessions import ListenSession
 
@@ -70,7 +70,7 @@ class _Handlers:
     def __init__(self, engine: ResourceServer) -> None:
         self._engine = engine
         # Answers of resources with a cache hint, within their TTL (never for resources without one).
-        self._cache = read_cache_for(engine)
+        self._cache = engine.read_cache
 
     async def _before_list(self) -> None:
         callback = self._engine.on_list_resources

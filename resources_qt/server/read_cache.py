@@ -4,33 +4,43 @@ from __future__ import annotations
 
 import threading
 import time
-import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from resources_qt.collection import ChangeKind, Resources
 from resources_qt.resource import Resource
 
 if TYPE_CHECKING:
-    from resources_qt.server.engine import ResourceServer
+    from resources_qt.server.notify import Notifier
 
-__all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_MAX_ENTRIES", "MAX_ENTRY_BYTES", "ReadCache", "Ticket", "read_cache_for"]
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_MAX_ENTRIES",
+    "MAX_ENTRY_BYTES",
+    "ReadCache",
+    "Ticket",
+    "VersionedReader",
+    "connect_read_cache",
+]
 
 DEFAULT_MAX_ENTRIES = 1024
 DEFAULT_MAX_BYTES = 32 * 1024 * 1024
 MAX_ENTRY_BYTES = 1024 * 1024
 """A larger answer is never kept: a handful of them would push everything else out."""
 
-CONTENT_VERSION = "content_version"
-"""Optional attribute of a reader: a callable whose value changes whenever its answers may change
-without the resource being edited (a snippet reader names its pool's prelude version)."""
+@runtime_checkable
+class VersionedReader(Protocol):
+    """A reader whose answers may change without its resource being edited (a snippet reader: its
+    pool's prelude); the cache keeps an answer only while `content_version()` stays the same."""
+
+    def content_version(self) -> object: ...
 
 
 def _reader_version(resource: Resource) -> object:
-    version = getattr(resource.reader, CONTENT_VERSION, None)
-    return version() if callable(version) else None
+    reader = resource.reader
+    return reader.content_version() if isinstance(reader, VersionedReader) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,18 +163,9 @@ class ReadCache:
             self._bytes -= entry.size
 
 
-_caches: weakref.WeakKeyDictionary[ResourceServer, ReadCache] = weakref.WeakKeyDictionary()
-_caches_lock = threading.Lock()
-
-
-def read_cache_for(engine: ResourceServer) -> ReadCache:
-    """The engine's one read cache, created on first use and wired to its notifier and its collection."""
-    with _caches_lock:
-        cache = _caches.get(engine)
-        if cache is not None:
-            return cache
-        cache = ReadCache()
-        _caches[engine] = cache
+def connect_read_cache(cache: ReadCache, *, notifier: Notifier, resources: Resources) -> Callable[[], None]:
+    """Have every notification and every collection change drop what `cache` kept; returns the disconnect
+    call (the engine's close() runs it, so a long-lived collection does not keep the cache alive)."""
 
     def on_notification(method: str, uri: str) -> None:
         if uri:
@@ -175,6 +176,11 @@ def read_cache_for(engine: ResourceServer) -> ReadCache:
     def on_change(kind: ChangeKind, resource: Resource) -> None:
         cache.invalidate_resource(resource)
 
-    engine.notifier.add_listener(on_notification)
-    engine.resources.add_listener(on_change)
-    return cache
+    unlisten_notifier = notifier.add_listener(on_notification)
+    unlisten_resources = resources.add_listener(on_change)
+
+    def disconnect() -> None:
+        unlisten_notifier()
+        unlisten_resources()
+
+    return disconnect

@@ -98,16 +98,25 @@ def snippet_resource(spec: ResourceSpec, pool: SnippetPool) -> Resource:
 
 
 def _snippet_reader(spec: ResourceSpec, pool: SnippetPool) -> SnippetReader:
-    key, source, mime_type = spec.name, spec.reader, spec.mime_type
+    return _SnippetRead(spec, pool)
 
-    async def read(uri: str, params: Mapping[str, Any]) -> list[ResourceContent]:
-        return await pool.read(key=key, source=source, uri=uri, params=params, mime_type=mime_type)
 
-    read.__qualname__ = read.__name__ = f"read_{key}"
-    # The server's read cache (resources_qt.server.read_cache) keeps an answer only while this
-    # stays the same: a new prelude can change what every snippet returns.
-    setattr(read, "content_version", lambda: pool.prelude_digest)  # noqa: B010
-    return read
+class _SnippetRead:
+    """A snippet resource's reader; a `resources_qt.server.read_cache.VersionedReader`: the read cache
+    keeps an answer only while the pool's prelude stays the same (a new one can change every answer)."""
+
+    def __init__(self, spec: ResourceSpec, pool: SnippetPool) -> None:
+        self._key, self._source, self._mime_type = spec.name, spec.reader, spec.mime_type
+        self._pool = pool
+        self.__name__ = self.__qualname__ = f"read_{spec.name}"
+
+    async def __call__(self, uri: str, params: Mapping[str, Any]) -> list[ResourceContent]:
+        return await self._pool.read(
+            key=self._key, source=self._source, uri=uri, params=params, mime_type=self._mime_type
+        )
+
+    def content_version(self) -> object:
+        return self._pool.prelude_digest
 
 
 def _missing_reader(spec: ResourceSpec) -> SnippetReader:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import gc
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +17,7 @@ from mcp.shared.exceptions import MCPError
 from resources_qt import CacheHint, Resource, Resources
 from resources_qt.project import Project, ResourceSpec, ServerSettings
 from resources_qt.server import ResourceServer
-from resources_qt.server.read_cache import MAX_ENTRY_BYTES, ReadCache, read_cache_for
+from resources_qt.server.read_cache import MAX_ENTRY_BYTES, ReadCache, VersionedReader
 from resources_qt.snippets import SnippetPool, bind_project
 
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")]
@@ -61,6 +63,12 @@ def _add(server: ResourceServer, name: str, reader: Any, hint: CacheHint | None,
     return server.resources.add_resource(resource)
 
 
+def _url(server: ResourceServer) -> str:
+    url = server.url
+    assert url is not None, "the server is not serving HTTP"
+    return url
+
+
 async def _texts(client: Client, uri: str, times: int) -> list[str]:
     out = []
     for _ in range(times):
@@ -73,7 +81,7 @@ async def _texts(client: Client, uri: str, times: int) -> list[str]:
 async def test_hinted_resource_reads_once_within_ttl(served: ResourceServer, mode: str) -> None:
     reader = Counting()
     _add(served, f"hinted_{mode[:3]}", reader, CacheHint(60_000, "public"))
-    async with Client(served.url, mode=mode) as client:
+    async with Client(_url(served), mode=mode) as client:
         texts = await _texts(client, f"test://hinted_{mode[:3]}", 3)
         result = await client.read_resource(f"test://hinted_{mode[:3]}", cache_mode="bypass")
     assert texts == ["text-1"] * 3
@@ -87,7 +95,7 @@ async def test_unhinted_and_zero_ttl_resources_always_reach_the_reader(served: R
     plain, zero = Counting(), Counting()
     _add(served, f"plain_{mode[:3]}", plain, None)
     _add(served, f"zero_{mode[:3]}", zero, CacheHint(0))
-    async with Client(served.url, mode=mode) as client:
+    async with Client(_url(served), mode=mode) as client:
         assert await _texts(client, f"test://plain_{mode[:3]}", 3) == ["text-1", "text-2", "text-3"]
         assert await _texts(client, f"test://zero_{mode[:3]}", 2) == ["text-1", "text-2"]
 
@@ -96,7 +104,7 @@ async def test_updated_notification_drops_that_uri_only(served: ResourceServer) 
     one, two = Counting("one"), Counting("two")
     _add(served, "notified_one", one, CacheHint(60_000))
     _add(served, "notified_two", two, CacheHint(60_000))
-    async with Client(served.url, mode="legacy") as client:
+    async with Client(_url(served), mode="legacy") as client:
         await _texts(client, "test://notified_one", 1)
         await _texts(client, "test://notified_two", 1)
         await served.send_resource_updated("test://notified_one")
@@ -107,7 +115,7 @@ async def test_updated_notification_drops_that_uri_only(served: ResourceServer) 
 async def test_list_changed_drops_everything(served: ResourceServer) -> None:
     reader = Counting()
     _add(served, "listed", reader, CacheHint(60_000))
-    async with Client(served.url, mode="2026-07-28") as client:
+    async with Client(_url(served), mode="2026-07-28") as client:
         await _texts(client, "test://listed", 1)
         await served.send_resources_changed()
         assert await _texts(client, "test://listed", 2) == ["text-2", "text-2"]
@@ -116,7 +124,7 @@ async def test_list_changed_drops_everything(served: ResourceServer) -> None:
 async def test_edit_in_place_serves_the_new_reader(served: ResourceServer) -> None:
     old, new = Counting("old"), Counting("new")
     stored = _add(served, "edited", old, CacheHint(60_000))
-    async with Client(served.url, mode="legacy") as client:
+    async with Client(_url(served), mode="legacy") as client:
         assert await _texts(client, "test://edited", 2) == ["old-1", "old-1"]
         # replace() is an in-place edit: no change callback, only the collection's version moves.
         edited = stored.copy()
@@ -136,7 +144,7 @@ async def test_template_instances_are_kept_apart_and_failures_are_not_kept(serve
         return f"{params['id']}:{reader(uri)}"
 
     _add(served, "tpl", read, CacheHint(60_000), uri_template="tpl://{id}")
-    async with Client(served.url, mode="legacy") as client:
+    async with Client(_url(served), mode="legacy") as client:
         with pytest.raises(MCPError):
             await client.read_resource("tpl://a", cache_mode="bypass")
         assert await _texts(client, "tpl://a", 2) == ["a:text-2", "a:text-2"]
@@ -148,7 +156,7 @@ async def test_entries_expire_after_their_ttl(served: ResourceServer) -> None:
     _add(served, "short", reader, CacheHint(30))
     loop = asyncio.get_running_loop()
     deadline = loop.time() + 5.0
-    async with Client(served.url, mode="legacy") as client:
+    async with Client(_url(served), mode="legacy") as client:
         first = (await _texts(client, "test://short", 1))[0]
         # Read until a new answer comes: within 30 ms the kept one may repeat, never after.
         while (await _texts(client, "test://short", 1))[0] == first:
@@ -216,12 +224,58 @@ async def test_snippet_reader_hits_its_worker_once_and_again_after_a_prelude_cha
     server = ResourceServer(bind_project(project, snippet_pool, apply_settings=False), name="snip", version="1")
     server.start_http(port=0)
     try:
-        async with Client(server.url, mode="2026-07-28") as client:
+        async with Client(_url(server), mode="2026-07-28") as client:
             assert await _texts(client, "snip://hinted", 3) == ["hello"] * 3
             assert counter.read_text() == "x"
             snippet_pool.set_prelude("GREETING = 'bonjour'\n")
             assert await _texts(client, "snip://hinted", 2) == ["bonjour"] * 2
         assert counter.read_text() == "xx"
-        assert read_cache_for(server).hits == 3
+        assert server.read_cache.hits == 3
     finally:
         server.close()
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_notifications_switched_off_still_drop_what_changed(mode: str) -> None:
+    server = ResourceServer(Resources(), name="quiet", version="1")  # notifications and subscriptions off
+    one, two = Counting("one"), Counting("two")
+    _add(server, "one", one, CacheHint(60_000))
+    _add(server, "two", two, CacheHint(60_000))
+    server.start_http(port=0)
+    try:
+        async with Client(_url(server), mode=mode) as client:
+            assert await _texts(client, "test://one", 2) == ["one-1", "one-1"]
+            await _texts(client, "test://two", 1)
+            await server.send_resource_updated("test://one")
+            assert await _texts(client, "test://one", 2) == ["one-2", "one-2"]
+            assert await _texts(client, "test://two", 1) == ["two-1"]
+            await server.send_resources_changed()
+            assert await _texts(client, "test://two", 1) == ["two-2"]
+    finally:
+        server.close()
+
+
+def test_a_closed_engine_leaves_no_cache_on_a_long_lived_collection() -> None:
+    resources = Resources()
+    server = ResourceServer(resources, name="short", version="1")
+    server.start_http(port=0)
+    cache = weakref.ref(server.read_cache)
+    server.close()
+    del server
+    gc.collect()
+    assert cache() is None  # the collection's listener no longer holds it
+    resources.add_resource(Resource(name="later", uri="test://later", mime_type="text/plain", reader=Counting()))
+
+
+def test_snippet_readers_name_their_content_version(snippet_pool: SnippetPool) -> None:
+    source = "def read(uri, params):\n    return 1\n"
+    spec = ResourceSpec(name="versioned", uri="snip://v", mime_type="text/plain", reader=source)
+    project = Project(server=ServerSettings(name="snip"), resources=[spec])
+    resources = bind_project(project, snippet_pool, apply_settings=False)
+    resource = resources.get("versioned")
+    assert resource is not None
+    reader = resource.reader
+    assert isinstance(reader, VersionedReader)
+    before = reader.content_version()
+    snippet_pool.set_prelude("X = 1\n")
+    assert reader.content_version() != before
