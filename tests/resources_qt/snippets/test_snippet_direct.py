@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from helpers.pools import MEMORY_MB, TIMEOUT
-from helpers.waiting import eventually
+from helpers.waiting import eventually, eventually_async
 from snippet_support import OK, healthy, read_text
 from test_snippet_failures import CASES, REPLACED
 
@@ -83,12 +83,31 @@ def test_misbehaviour_gets_the_same_answer_directly(direct_pool: SnippetPool, ca
     assert (set(direct_pool.worker_pids()) != before) == (reason in REPLACED)
 
 
+def _started_listener(pool: SnippetPool) -> list[str]:
+    """Keys whose snippet wrote STARTED (straight to fd 1, which the worker forwards at once)."""
+    started: list[str] = []
+    pool.add_output_listener(lambda key, text: started.append(key) if "started" in text else None)
+    return started
+
+
+def _slow(seconds: float, answer: str) -> str:
+    return (
+        "import os, time\n"
+        "def read(uri, params):\n"
+        "    os.write(1, b'started\\n')\n"
+        f"    time.sleep({seconds})\n"
+        f"    return {answer!r}\n"
+    )
+
+
 def test_a_cancelled_read_runs_to_its_end_before_the_worker_serves_another(direct_pool: SnippetPool) -> None:
-    slow = "import time\ndef read(uri, params):\n    time.sleep(0.3)\n    return 'slow'\n"
+    started = _started_listener(direct_pool)
+    _settle(direct_pool)
+    lent = direct_pool.call_counts()[0]
 
     async def main() -> str:
-        task = asyncio.create_task(_read(direct_pool, slow, key="slow"))
-        await asyncio.sleep(0.05)
+        task = asyncio.create_task(_read(direct_pool, _slow(0.3, "slow"), key="slow"))
+        await eventually_async(lambda: "slow" in started, 10, what="the slow read running")
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
@@ -96,6 +115,7 @@ def test_a_cancelled_read_runs_to_its_end_before_the_worker_serves_another(direc
         return await _read(direct_pool, OK, key="ok")
 
     assert asyncio.run(main()) == "fine"
+    assert direct_pool.call_counts()[0] >= lent + 1  # the cancelled read was the loop's own
 
 
 def test_one_resource_at_its_limit_waits_its_turn(tmp_path: Path) -> None:
@@ -123,11 +143,14 @@ def test_one_resource_at_its_limit_waits_its_turn(tmp_path: Path) -> None:
 
 
 def test_closing_the_pool_answers_a_direct_call_in_flight(direct_pool: SnippetPool) -> None:
-    slow = "import time\ndef read(uri, params):\n    time.sleep(30)\n    return 'never'\n"
+    started = _started_listener(direct_pool)
+    _settle(direct_pool)
+    lent = direct_pool.call_counts()[0]
 
     async def main() -> ReaderFailedError:
-        task = asyncio.create_task(_read(direct_pool, slow))
-        await asyncio.sleep(0.1)
+        task = asyncio.create_task(_read(direct_pool, _slow(30, "never")))
+        await eventually_async(lambda: "t" in started, 10, what="the slow read running")
+        assert direct_pool.call_counts()[0] == lent + 1
         await asyncio.to_thread(direct_pool.close)
         with pytest.raises(ReaderFailedError) as caught:
             await asyncio.wait_for(task, 10)
@@ -138,13 +161,14 @@ def test_closing_the_pool_answers_a_direct_call_in_flight(direct_pool: SnippetPo
 
 
 def test_a_loop_that_ends_mid_call_leaves_the_pool_usable(direct_pool: SnippetPool) -> None:
-    slow = "import time\ndef read(uri, params):\n    time.sleep(0.5)\n    return 'orphan'\n"
+    started = _started_listener(direct_pool)
     _settle(direct_pool)
     lent = direct_pool.call_counts()[0]
 
     async def main() -> None:
-        asyncio.get_running_loop().create_task(_read(direct_pool, slow))
-        await asyncio.sleep(0.1)  # the call is on the worker; the loop closes without waiting for it
+        asyncio.get_running_loop().create_task(_read(direct_pool, _slow(0.5, "orphan")))
+        # The call is on the worker; the loop closes without waiting for it.
+        await eventually_async(lambda: "t" in started, 10, what="the slow read running")
 
     asyncio.run(main())
     assert direct_pool.call_counts()[0] == lent + 1
@@ -179,13 +203,17 @@ def test_reads_queued_behind_a_lent_worker_are_run_by_the_same_loop(direct_pool:
 
 def test_a_blocking_callers_read_is_never_run_by_a_loop(direct_pool: SnippetPool) -> None:
     threads: dict[str, str] = {}
-    direct_pool.add_output_listener(lambda key, text: threads.setdefault(text.strip(), threading.current_thread().name))
+
+    def on_output(key: str, text: str) -> None:
+        threads.setdefault(text.strip(), threading.current_thread().name)
+
+    direct_pool.add_output_listener(on_output)
     slow = "import time\ndef read(uri, params):\n    print(uri)\n    time.sleep(0.2)\n    return uri\n"
     _settle(direct_pool)
 
     async def main() -> str:
         first = asyncio.ensure_future(_read(direct_pool, slow, key="slow", uri="t://lent"))
-        await asyncio.sleep(0.05)  # lent and running
+        await eventually_async(lambda: "t://lent" in threads, 10, what="the lent read running")
         blocking = await asyncio.to_thread(
             lambda: direct_pool.submit_read(key="other", source=slow, uri="t://blocking", params={})
         )
