@@ -226,3 +226,45 @@ def test_copy_is_detached() -> None:
     dup.name = "d"
     assert original.completions == {"a": ["1"]} and original.icons == [] and original.name == "o"
     assert dup.reader is original.reader
+
+
+
+def _args(*args: object) -> str:
+    return ",".join(type(a).__name__ for a in args)
+
+
+def _uri_only(uri):
+    return _args(uri)
+
+
+def _uri_and_params(uri, params):
+    return _args(uri, params)
+
+
+def _star(*args):
+    return _args(*args)
+
+
+def _keyword_after(uri, *, flag=1):
+    return _args(uri)
+
+
+@functools.wraps(_uri_and_params)
+def _wrapper(*args):
+    return _args(*args)
+
+
+def _prefixed(prefix, uri):
+    return _args(uri)
+
+
+@pytest.mark.parametrize(
+    ("reader", "received"),
+    [(_uri_only, "str"), (_uri_and_params, "str,dict"), (_star, "str,dict"), (_keyword_after, "str"),
+     (_wrapper, "str,dict"), (lambda uri: type(uri).__name__, "str"), (functools.partial(_prefixed, "p"), "str")],
+    ids=["uri", "uri-params", "star", "keyword-only", "wraps", "lambda", "partial"],
+)  # fmt: skip
+def test_a_reader_gets_the_arguments_its_signature_takes(reader, received) -> None:
+    """Plain functions are read from their code object, the rest through inspect.signature: the same answer."""
+    resource = Resource(name="r", uri="test://r", mime_type="text/plain", reader=reader)
+    assert [content.text for content in read(resource, "test://r", {})] == [received]
