@@ -73,7 +73,7 @@ def call_directly(
     loop: asyncio.AbstractEventLoop,
 ) -> asyncio.Future[_T] | None:
     """Run `call` on a lent idle worker, driven by `loop`; None when no worker can be lent (queue it)."""
-    slot = core.lend(call.key, loop, deadline=time.monotonic() + timeout)
+    slot = core.lend(call.key, loop)
     if slot is None:
         return None
     worker = slot.worker

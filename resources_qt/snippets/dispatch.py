@@ -13,6 +13,7 @@ passed. Every call is answered exactly once, by whoever took it off the queue.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import logging
 import os
@@ -221,7 +222,12 @@ class Dispatcher:
     # -- jobs ----------------------------------------------------------------------
 
     def submit(
-        self, call: Call, timeout: float | None, convert: Callable[[Call, Reply], _T], *, loop: Any = None
+        self,
+        call: Call,
+        timeout: float | None,
+        convert: Callable[[Call, Reply], _T],
+        *,
+        loop: asyncio.AbstractEventLoop | None = None,
     ) -> Future[_T]:
         """Queue `call`; `loop`: the event loop that awaits it (it may then run it on a worker it holds)."""
         future: Future[_T] = Future()
@@ -327,7 +333,7 @@ class Dispatcher:
 
     # -- lending a worker to an event loop (resources_qt.snippets.direct) ----------
 
-    def lend(self, key: str, loop: Any, *, deadline: float) -> Slot | None:
+    def lend(self, key: str, loop: asyncio.AbstractEventLoop) -> Slot | None:
         """An idle, current worker's slot for `loop` to drive one call of `key` on, or None.
 
         None while calls are queued (they go first), when `key` is at its
@@ -383,7 +389,7 @@ class Dispatcher:
                 self.cond.notify_all()
             return False
 
-    def next_for_lent(self, slot: Slot, *, alive: bool, loop: Any) -> Job[Any] | None:
+    def next_for_lent(self, slot: Slot, *, alive: bool, loop: asyncio.AbstractEventLoop) -> Job[Any] | None:
         """A lent worker's call ended: the next queued call for `loop` to run on it, else give it back.
 
         Picked as a slot thread would (queue order, per-resource limit). None gives the worker back;
@@ -428,7 +434,7 @@ class Dispatcher:
             worker, slot.worker = slot.worker, None
             return worker
 
-    def _pick_locked(self, *, for_loop: Any = None) -> Job[Any] | None:
+    def _pick_locked(self, *, for_loop: asyncio.AbstractEventLoop | None = None) -> Job[Any] | None:
         """The first queued call whose resource is under its limit; with `for_loop`, only if that call
         is awaited by that loop (a loop must never hold another caller's answer: it may close)."""
         jobs = self.jobs
