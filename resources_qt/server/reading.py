@@ -14,7 +14,7 @@ from resources_qt.collection import Match, Resources
 from resources_qt.content import ResourceContent
 from resources_qt.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, ResourceNotFoundError, ValidationError
 
-__all__ = ["PreviewOutcome", "not_found_code", "preview_read", "read_resource", "resolve"]
+__all__ = ["PreviewOutcome", "not_found_code", "preview_read", "resolve"]
 
 
 def not_found_code(protocol_version: str | None) -> int:
@@ -30,18 +30,6 @@ def resolve(resources: Resources, uri: str, *, protocol_version: str | None) -> 
     if match is None:
         raise ResourceNotFoundError(uri, code=not_found_code(protocol_version))
     return match
-
-
-async def read_resource(
-    resources: Resources, uri: str, *, protocol_version: str | None
-) -> tuple[Match, list[ResourceContent]]:
-    """What a client's read does: resolve, call the reader with the concrete URI, convert.
-
-    Raises MCPError: not found (-32002/-32602), no reader (-32603), reader failed (-32000).
-    """
-    match = resolve(resources, uri, protocol_version=protocol_version)
-    contents = await match.resource.read(uri, match.params)
-    return match, contents
 
 
 @dataclass(frozen=True, slots=True)
