@@ -1,18 +1,4 @@
-"""A call driven by the awaiting event loop itself on a lent idle worker: one hand-off per read.
-
-The queued path goes loop -> pool thread -> worker pipe -> pool thread ->
-concurrent future -> the loop again: two thread hops and the GIL traded
-twice. When a worker is idle and nothing is queued, the dispatcher lends
-that worker to the loop instead (`Dispatcher.lend`): the loop writes the
-call to the worker's pipe and waits for the answer with `add_reader`, so
-the answer is parsed where it is awaited. Every guarantee of the queued
-path holds: the per-resource limit (the lend counts as a running call),
-fairness (nothing is lent while calls wait in the queue), the deadline (a
-loop timer kills the worker), crash containment (the worker's sentinel and
-the pipe's EOF are watched), output capture, and exactly one answer. The
-call runs to its end even if its awaiting task is cancelled, so the worker
-is never given back in the middle of a call.
-"""
+"""A call driven by the awaiting event loop itself on a lent idle worker: one hand-off per read."""
 
 from __future__ import annotations
 
@@ -72,7 +58,21 @@ def call_directly(
     convert: Callable[[Call, Reply], _T],
     loop: asyncio.AbstractEventLoop,
 ) -> asyncio.Future[_T] | None:
-    """Run `call` on a lent idle worker, driven by `loop`; None when no worker can be lent (queue it)."""
+    """Run `call` on a lent idle worker, driven by `loop`; None when no worker can be lent (queue it).
+
+    The queued path goes loop -> pool thread -> worker pipe -> pool thread ->
+    concurrent future -> the loop again: two thread hops and the GIL traded
+    twice. When a worker is idle and nothing is queued, the dispatcher lends
+    that worker to the loop instead (`Dispatcher.lend`): the loop writes the
+    call to the worker's pipe and waits for the answer with `add_reader`, so
+    the answer is parsed where it is awaited. Every guarantee of the queued
+    path holds: the per-resource limit (the lend counts as a running call),
+    fairness (nothing is lent while calls wait in the queue), the deadline (a
+    loop timer kills the worker), crash containment (the worker's sentinel and
+    the pipe's EOF are watched), output capture, and exactly one answer. The
+    call runs to its end even if its awaiting task is cancelled, so the worker
+    is never given back in the middle of a call.
+    """
     slot = core.lend(call.key, loop)
     if slot is None:
         return None
