@@ -152,7 +152,7 @@ def run(quick: bool) -> list[Row]:
         redis_proc, redis_url = _start_redis(workdir)
         try:
             last, first_remote, setup_s = fan_out(redis_url, per_replica, 3 if quick else 5)
-            without, with_bus, busy = read_cost(workdir, redis_url, clients=16, seconds=2.0 if quick else 4.0,
+            without, with_bus, busy = read_cost(workdir, redis_url, clients=16, seconds=1.5 if quick else 4.0,
                                                 pairs=2 if quick else 4)
         finally:
             stop_process(redis_proc)  # type: ignore[arg-type]

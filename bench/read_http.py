@@ -108,7 +108,7 @@ def engine_available() -> str | None:
 
 def measure(quick: bool) -> dict[int, tuple[list[Run], list[Run]]]:
     seconds = 2.5 if quick else 5.0
-    pairs = 3 if quick else 6
+    pairs = 2 if quick else 6
     out: dict[int, tuple[list[Run], list[Run]]] = {}
     with tempfile.TemporaryDirectory(prefix="bench-read-") as tmp:
         workdir = Path(tmp)

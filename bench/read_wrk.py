@@ -195,7 +195,7 @@ Runs = dict[str, dict[str, dict[int, list[WrkRun]]]]
 
 
 def measure(quick: bool) -> tuple[Runs, list[str]]:
-    seconds = 2.0 if quick else 5.0
+    seconds = 1.0 if quick else 5.0
     rounds = 2 if quick else 4
     names = _peers()
     series = targets(names)

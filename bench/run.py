@@ -88,7 +88,7 @@ def markdown(rows: list[Row], info: dict[str, str], quick: bool, seconds: float,
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="smaller counts; under 3 minutes on 2 cores")
+    parser.add_argument("--quick", action="store_true", help="smaller counts; under 4 minutes on 2 cores")
     parser.add_argument("--json", metavar="PATH", help="also write a flat JSON object of the figures")
     parser.add_argument("--only", nargs="*", choices=sorted(SUITES), help="run only these suites")
     parser.add_argument("--no-write", action="store_true", help="do not rewrite bench/results.md")

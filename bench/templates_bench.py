@@ -102,7 +102,7 @@ def measure(n: int, *, quick: bool, shared_prefix: bool = False) -> tuple[float,
         mine, theirs = ours.resolve(uri), sdk_lookup(sdk, uri)
         assert mine is not None and theirs is not None, uri
         assert mine.resource.uri_template == theirs[0].uri_template, uri  # type: ignore[attr-defined]
-    pairs = 3 if quick else 5
+    pairs = 2 if quick else 5
     ours_count = 20_000 if not quick else 5_000
     sdk_count = max(20, min(5_000, 2_000_000 // max(n, 1))) // (2 if quick else 1)
     ours_us, sdk_us, ratios = [], [], []
