@@ -136,37 +136,25 @@ def test_a_dropped_get_stream_resumes_with_last_event_id(live_server: ResourceSe
     assert "notifications/resources/list_changed" in replayed
 
 
-async def _store_and_replay() -> tuple[list[str], str | None, int]:
-    store = BoundedEventStore(per_stream=3, max_streams=2)
+async def _replay_after_five(store: BoundedEventStore, *, others: tuple[str, ...] = ()) -> tuple[list[str], str | None]:
+    """Write five events on stream "a" (then open `others`), replay after a's first: (methods, stream)."""
     first = await store.store_event("a", None)
     for n in range(5):
         await store.store_event("a", types.JSONRPCNotification(jsonrpc="2.0", method=f"m{n}"))
+    for stream in others:
+        await store.store_event(stream, None)
     got: list[str] = []
 
     async def collect(event: object) -> None:
         got.append(event.message.method)  # type: ignore[attr-defined]
 
-    await store.store_event("b", None)
-    await store.store_event("c", None)  # "a" is the least recently written: forgotten
-    forgotten = await store.replay_events_after(first, collect)
-    return got, forgotten, store.stream_count()
+    return got, await store.replay_events_after(first, collect)
 
 
 def test_the_event_store_is_bounded_per_stream_and_in_streams() -> None:
-    store = BoundedEventStore(per_stream=3, max_streams=5)
-
-    async def run() -> list[str]:
-        first = await store.store_event("a", None)
-        for n in range(5):
-            await store.store_event("a", types.JSONRPCNotification(jsonrpc="2.0", method=f"m{n}"))
-        got: list[str] = []
-
-        async def collect(event: object) -> None:
-            got.append(event.message.method)  # type: ignore[attr-defined]
-
-        assert await store.replay_events_after(first, collect) == "a"
-        return got
-
-    assert asyncio.run(run()) == ["m2", "m3", "m4"]  # only the last three were kept
-    got, forgotten, streams = asyncio.run(_store_and_replay())
-    assert forgotten is None and got == [] and streams == 2
+    got, stream = asyncio.run(_replay_after_five(BoundedEventStore(per_stream=3, max_streams=5)))
+    assert stream == "a"
+    assert got == ["m2", "m3", "m4"]  # only the last three were kept
+    store = BoundedEventStore(per_stream=3, max_streams=2)
+    got, forgotten = asyncio.run(_replay_after_five(store, others=("b", "c")))  # "a" is the least recently written
+    assert forgotten is None and got == [] and store.stream_count() == 2

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,14 +14,6 @@ from test_snippet_failures import CASES, REPLACED
 
 from resources_qt.errors import ReaderFailedError
 from resources_qt.snippets import SnippetOutput, SnippetPool
-
-
-@pytest.fixture
-def direct_pool() -> Iterator[SnippetPool]:
-    pool = SnippetPool(workers=1, timeout=TIMEOUT, memory_limit_mb=MEMORY_MB)
-    assert pool.wait_ready(60)
-    yield pool
-    pool.close()
 
 
 def _settle(pool: SnippetPool) -> None:
@@ -42,21 +33,21 @@ async def _read(pool: SnippetPool, source: str, *, key: str = "t", uri: str = "t
     return contents[0].text
 
 
-def test_a_read_on_an_idle_pool_is_driven_by_the_awaiting_loop(direct_pool: SnippetPool) -> None:
+def test_a_read_on_an_idle_pool_is_driven_by_the_awaiting_loop(solo_pool: SnippetPool) -> None:
     threads: list[str] = []
     outputs: list[SnippetOutput] = []
-    direct_pool.add_output_listener(lambda key, text: threads.append(threading.current_thread().name))
-    direct_pool.add_read_output_listener(outputs.append)
+    solo_pool.add_output_listener(lambda key, text: threads.append(threading.current_thread().name))
+    solo_pool.add_read_output_listener(outputs.append)
     source = "def read(uri, params):\n    print('hello from', uri)\n    return uri.upper()\n"
-    _settle(direct_pool)
-    lent, queued = direct_pool.call_counts()
+    _settle(solo_pool)
+    lent, queued = solo_pool.call_counts()
 
     async def main() -> tuple[str, str]:
-        return await _read(direct_pool, source, uri="t://y"), threading.current_thread().name
+        return await _read(solo_pool, source, uri="t://y"), threading.current_thread().name
 
     text, loop_thread = asyncio.run(main())
     assert text == "T://Y"
-    assert direct_pool.call_counts() == (lent + 1, queued)
+    assert solo_pool.call_counts() == (lent + 1, queued)
     assert threads == [loop_thread]  # printed output reached the listener on the loop, not a pool thread
     assert [o.text for o in outputs] == ["hello from t://y\n"]
 
@@ -64,23 +55,23 @@ def test_a_read_on_an_idle_pool_is_driven_by_the_awaiting_loop(direct_pool: Snip
 # "memory hog" races its allocations against the 1.5 s timeout on a loaded machine; "one huge
 # allocation" covers the memory answer here, and test_snippet_failures the hog on the queued path.
 @pytest.mark.parametrize("case", [case for case in CASES if case != "memory hog"])
-def test_misbehaviour_gets_the_same_answer_directly(direct_pool: SnippetPool, case: str) -> None:
+def test_misbehaviour_gets_the_same_answer_directly(solo_pool: SnippetPool, case: str) -> None:
     source, reason, message = CASES[case]
-    _settle(direct_pool)
-    before = set(direct_pool.worker_pids())
-    lent = direct_pool.call_counts()[0]
+    _settle(solo_pool)
+    before = set(solo_pool.worker_pids())
+    lent = solo_pool.call_counts()[0]
 
     async def main() -> ReaderFailedError:
         with pytest.raises(ReaderFailedError) as caught:
-            await _read(direct_pool, source)
+            await _read(solo_pool, source)
         return caught.value
 
     error = asyncio.run(main())
     assert message in error.message
     assert error.data == {"reason": reason, "snippet": "t", "uri": "t://x"}
-    assert direct_pool.call_counts()[0] == lent + 1
-    assert asyncio.run(_read(direct_pool, OK)) == "fine"
-    assert (set(direct_pool.worker_pids()) != before) == (reason in REPLACED)
+    assert solo_pool.call_counts()[0] == lent + 1
+    assert asyncio.run(_read(solo_pool, OK)) == "fine"
+    assert (set(solo_pool.worker_pids()) != before) == (reason in REPLACED)
 
 
 def _started_listener(pool: SnippetPool) -> list[str]:
@@ -100,20 +91,20 @@ def _slow(seconds: float, answer: str) -> str:
     )
 
 
-def test_a_cancelled_read_runs_to_its_end_before_the_worker_serves_another(direct_pool: SnippetPool) -> None:
-    started = _started_listener(direct_pool)
-    _settle(direct_pool)
-    lent = direct_pool.call_counts()[0]
+def test_a_cancelled_read_runs_to_its_end_before_the_worker_serves_another(solo_pool: SnippetPool) -> None:
+    started = _started_listener(solo_pool)
+    _settle(solo_pool)
+    lent = solo_pool.call_counts()[0]
 
     async def main() -> str:
-        task = asyncio.create_task(_read(direct_pool, _slow(0.3, "slow"), key="slow"))
+        task = asyncio.create_task(_read(solo_pool, _slow(0.3, "slow"), key="slow"))
         await eventually_async(lambda: "slow" in started, 10, what="the slow read running")
-        assert direct_pool.call_counts()[0] == lent + 1  # the loop drives it: its cancellation is the loop's
+        assert solo_pool.call_counts()[0] == lent + 1  # the loop drives it: its cancellation is the loop's
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
         # The worker is still busy with the cancelled call: this one must get its own answer, not "slow".
-        return await _read(direct_pool, OK, key="ok")
+        return await _read(solo_pool, OK, key="ok")
 
     assert asyncio.run(main()) == "fine"
 
@@ -142,16 +133,16 @@ def test_one_resource_at_its_limit_waits_its_turn(tmp_path: Path) -> None:
     assert lent >= 1 and queued >= 2
 
 
-def test_closing_the_pool_answers_a_direct_call_in_flight(direct_pool: SnippetPool) -> None:
-    started = _started_listener(direct_pool)
-    _settle(direct_pool)
-    lent = direct_pool.call_counts()[0]
+def test_closing_the_pool_answers_a_direct_call_in_flight(solo_pool: SnippetPool) -> None:
+    started = _started_listener(solo_pool)
+    _settle(solo_pool)
+    lent = solo_pool.call_counts()[0]
 
     async def main() -> ReaderFailedError:
-        task = asyncio.create_task(_read(direct_pool, _slow(30, "never")))
+        task = asyncio.create_task(_read(solo_pool, _slow(30, "never")))
         await eventually_async(lambda: "t" in started, 10, what="the slow read running")
-        assert direct_pool.call_counts()[0] == lent + 1
-        await asyncio.to_thread(direct_pool.close)
+        assert solo_pool.call_counts()[0] == lent + 1
+        await asyncio.to_thread(solo_pool.close)
         with pytest.raises(ReaderFailedError) as caught:
             await asyncio.wait_for(task, 10)
         return caught.value
@@ -160,21 +151,21 @@ def test_closing_the_pool_answers_a_direct_call_in_flight(direct_pool: SnippetPo
     assert "closed" in error.message
 
 
-def test_a_loop_that_ends_mid_call_leaves_the_pool_usable(direct_pool: SnippetPool) -> None:
-    started = _started_listener(direct_pool)
-    _settle(direct_pool)
-    lent = direct_pool.call_counts()[0]
+def test_a_loop_that_ends_mid_call_leaves_the_pool_usable(solo_pool: SnippetPool) -> None:
+    started = _started_listener(solo_pool)
+    _settle(solo_pool)
+    lent = solo_pool.call_counts()[0]
 
     async def main() -> None:
-        asyncio.get_running_loop().create_task(_read(direct_pool, _slow(0.5, "orphan")))
+        asyncio.get_running_loop().create_task(_read(solo_pool, _slow(0.5, "orphan")))
         # The call is on the worker; the loop closes without waiting for it.
         await eventually_async(lambda: "t" in started, 10, what="the slow read running")
 
     asyncio.run(main())
-    assert direct_pool.call_counts()[0] == lent + 1
+    assert solo_pool.call_counts()[0] == lent + 1
     # The slot notices the closed loop, replaces the worker it lent, and serves the queued path again.
-    assert read_text(direct_pool, OK) == "fine"
-    eventually(lambda: healthy(direct_pool), 10, what="a healthy pool")
+    assert read_text(solo_pool, OK) == "fine"
+    eventually(lambda: healthy(solo_pool), 10, what="a healthy pool")
 
 
 def test_direct_calls_can_be_turned_off() -> None:
@@ -183,39 +174,39 @@ def test_direct_calls_can_be_turned_off() -> None:
         assert pool.call_counts() == (0, 1)
 
 
-def test_reads_queued_behind_a_lent_worker_are_run_by_the_same_loop(direct_pool: SnippetPool) -> None:
+def test_reads_queued_behind_a_lent_worker_are_run_by_the_same_loop(solo_pool: SnippetPool) -> None:
     threads: set[str] = set()
-    direct_pool.add_output_listener(lambda key, text: threads.add(threading.current_thread().name))
+    solo_pool.add_output_listener(lambda key, text: threads.add(threading.current_thread().name))
     source = "def read(uri, params):\n    print(uri)\n    return uri\n"
-    _settle(direct_pool)
-    lent, queued = direct_pool.call_counts()
+    _settle(solo_pool)
+    lent, queued = solo_pool.call_counts()
 
     async def main() -> tuple[list[str], str]:
-        texts = await asyncio.gather(*(_read(direct_pool, source, uri=f"t://{i}") for i in range(5)))
+        texts = await asyncio.gather(*(_read(solo_pool, source, uri=f"t://{i}") for i in range(5)))
         return list(texts), threading.current_thread().name
 
     texts, loop_thread = asyncio.run(main())
     assert texts == [f"t://{i}" for i in range(5)]
     # One worker: the first read is lent, the other four queue and the loop runs them on it in turn.
-    assert direct_pool.call_counts() == (lent + 5, queued + 4)
+    assert solo_pool.call_counts() == (lent + 5, queued + 4)
     assert threads == {loop_thread}
 
 
-def test_a_blocking_callers_read_is_never_run_by_a_loop(direct_pool: SnippetPool) -> None:
+def test_a_blocking_callers_read_is_never_run_by_a_loop(solo_pool: SnippetPool) -> None:
     threads: dict[str, str] = {}
 
     def on_output(key: str, text: str) -> None:
         threads.setdefault(text.strip(), threading.current_thread().name)
 
-    direct_pool.add_output_listener(on_output)
+    solo_pool.add_output_listener(on_output)
     slow = "import time\ndef read(uri, params):\n    print(uri)\n    time.sleep(0.2)\n    return uri\n"
-    _settle(direct_pool)
+    _settle(solo_pool)
 
     async def main() -> str:
-        first = asyncio.ensure_future(_read(direct_pool, slow, key="slow", uri="t://lent"))
+        first = asyncio.ensure_future(_read(solo_pool, slow, key="slow", uri="t://lent"))
         await eventually_async(lambda: "t://lent" in threads, 10, what="the lent read running")
         blocking = await asyncio.to_thread(
-            lambda: direct_pool.submit_read(key="other", source=slow, uri="t://blocking", params={})
+            lambda: solo_pool.submit_read(key="other", source=slow, uri="t://blocking", params={})
         )
         assert await first == "t://lent"
         assert (await asyncio.wrap_future(blocking))[0].text == "t://blocking"
@@ -227,14 +218,14 @@ def test_a_blocking_callers_read_is_never_run_by_a_loop(direct_pool: SnippetPool
 
 
 @pytest.mark.allow_error_logs  # the queued path logs the failed send, as it always has
-def test_parameters_that_do_not_pickle_get_the_queued_paths_answer(direct_pool: SnippetPool) -> None:
-    _settle(direct_pool)
+def test_parameters_that_do_not_pickle_get_the_queued_paths_answer(solo_pool: SnippetPool) -> None:
+    _settle(solo_pool)
 
     async def main() -> ReaderFailedError:
         with pytest.raises(ReaderFailedError) as caught:
-            await direct_pool.read(key="t", source=OK, uri="t://x", params={"bad": lambda: None})
+            await solo_pool.read(key="t", source=OK, uri="t://x", params={"bad": lambda: None})
         return caught.value
 
     error = asyncio.run(main())
     assert error.data is not None and error.data["reason"] == "internal"
-    assert asyncio.run(_read(direct_pool, OK)) == "fine"
+    assert asyncio.run(_read(solo_pool, OK)) == "fine"
