@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcp.shared.exceptions import MCPError
+if TYPE_CHECKING:
+    from mcp.shared.exceptions import MCPError
 
 __all__ = [
     "INTERNAL_ERROR",
@@ -31,13 +32,31 @@ RESOURCE_NOT_FOUND = -32002
 """No resource or template matches the URI (handshake-era code; 2026-07-28 uses -32602)."""
 
 
-class ResourceError(MCPError):
-    """Base class of the resource layer's errors; an `MCPError` with a fixed code."""
+class ResourceError(Exception):
+    """Base class of the resource layer's errors: a message with a fixed JSON-RPC code and optional data.
+
+    Not an `MCPError`: that class comes with the SDK's protocol types (`mcp_types` and pydantic,
+    about 0.3 s to import), which the window does not need before its first paint. The protocol
+    boundary (the server's middleware, the preview) maps these with `to_mcp()`, so a client sees
+    the same code, message and data as it would for an `MCPError`.
+    """
 
     default_code: int = OPERATION_FAILED
 
     def __init__(self, message: str, *, code: int | None = None, data: Any = None) -> None:
-        super().__init__(self.default_code if code is None else code, message, data)
+        super().__init__(message)
+        self.code: int = self.default_code if code is None else code
+        self.message: str = message
+        self.data: Any = data
+
+    def __str__(self) -> str:
+        return self.message
+
+    def to_mcp(self) -> MCPError:
+        """The SDK error a client receives for this one: the same code, message and data."""
+        from mcp.shared.exceptions import MCPError
+
+        return MCPError(self.code, self.message, self.data)
 
 
 class ValidationError(ResourceError, ValueError):

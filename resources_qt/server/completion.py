@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping, Sequence
-from typing import Any
-
-from mcp.shared.exceptions import MCPError
+from typing import TYPE_CHECKING, Any
 
 from resources_qt.collection import Resources
 from resources_qt.errors import INVALID_PARAMS, OPERATION_FAILED, ResourceError
 from resources_qt.resource import Resource
+
+if TYPE_CHECKING:
+    from mcp.shared.exceptions import MCPError
 
 __all__ = ["MAX_VALUES", "complete_values", "find_template", "require_template"]
 
@@ -41,7 +42,7 @@ async def complete_values(
         except ResourceError:
             raise
         except Exception as exc:
-            raise MCPError(
+            raise _mcp_error(
                 OPERATION_FAILED,
                 f"Completion of {variable!r} failed: {type(exc).__name__}: {exc}",
                 {"variable": variable},
@@ -49,7 +50,7 @@ async def complete_values(
         if result is None:
             return []
         if isinstance(result, str) or not isinstance(result, Sequence):
-            raise MCPError(OPERATION_FAILED, f"Completion of {variable!r} must return a list of strings")
+            raise _mcp_error(OPERATION_FAILED, f"Completion of {variable!r} must return a list of strings")
         return [str(v) for v in result]
     lowered = value.lower()
     return [str(v) for v in completer if str(v).lower().startswith(lowered)]
@@ -59,5 +60,12 @@ def require_template(resources: Resources, ref_uri: str) -> Resource:
     """The resource a `ref/resource` names, or -32602 naming the unknown URI."""
     resource = find_template(resources, ref_uri)
     if resource is None:
-        raise MCPError(INVALID_PARAMS, f"Unknown resource template: {ref_uri}", {"uri": ref_uri})
+        raise _mcp_error(INVALID_PARAMS, f"Unknown resource template: {ref_uri}", {"uri": ref_uri})
     return resource
+
+
+def _mcp_error(code: int, message: str, data: Any = None) -> MCPError:
+    # Imported when one is raised: the window completes before the SDK is loaded, and rarely fails.
+    from mcp.shared.exceptions import MCPError
+
+    return MCPError(code, message, data)

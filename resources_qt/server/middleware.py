@@ -12,6 +12,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
+from resources_qt.errors import ResourceError
 from resources_qt.server.events import Direction, Traffic
 from resources_qt.server.sdk_private import request_connection
 
@@ -59,13 +60,17 @@ class EngineMiddleware:
             engine.emit(_traffic(session_id, "in", ctx.method, message))
         try:
             result = await call_next(ctx)
-        except MCPError as exc:
+        except (MCPError, ResourceError) as raised:
+            # The protocol boundary: a resource-layer error reaches the SDK as the MCPError it stands for.
+            exc = raised.to_mcp() if isinstance(raised, ResourceError) else raised
             if observing and ctx.request_id is not None:
                 error = {"code": exc.code, "message": exc.message}
                 if exc.data is not None:
                     error["data"] = exc.data
                 engine.emit(_traffic(session_id, "out", ctx.method, _reply(ctx, error=error)))
-            raise
+            if exc is raised:
+                raise
+            raise exc from raised
         except PydanticValidationError:
             if observing and ctx.request_id is not None:
                 error = {"code": -32602, "message": "Invalid request parameters"}

@@ -7,18 +7,25 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mcp.shared.exceptions import MCPError
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-
 from resources_qt.collection import Match, Resources
 from resources_qt.content import ResourceContent
-from resources_qt.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, ResourceNotFoundError, ValidationError
+from resources_qt.errors import (
+    INVALID_PARAMS,
+    RESOURCE_NOT_FOUND,
+    ResourceError,
+    ResourceNotFoundError,
+    ValidationError,
+)
 
 __all__ = ["PreviewOutcome", "not_found_code", "preview_read", "resolve"]
 
 
 def not_found_code(protocol_version: str | None) -> int:
     """-32002 on handshake-era sessions (2025-11-25 and older), -32602 on 2026-07-28."""
+    if protocol_version is None:  # the studio's preview before a server runs: no SDK types needed
+        return RESOURCE_NOT_FOUND
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS  # loaded with the server that asks
+
     return INVALID_PARAMS if protocol_version in MODERN_PROTOCOL_VERSIONS else RESOURCE_NOT_FOUND
 
 
@@ -59,10 +66,15 @@ async def preview_read(resources: Resources, uri: str, *, protocol_version: str 
     try:
         match = resolve(resources, uri, protocol_version=protocol_version)
         contents = await match.resource.read(uri, match.params)
-    except MCPError as exc:
-        return _outcome(uri, match, started, error=exc)
+    except ResourceError as exc:  # the code, message and data the server's middleware sends a client
+        return _outcome(uri, match, started, error=(exc.code, exc.message, exc.data))
     except Exception as exc:
-        return _outcome(uri, match, started, error=MCPError(-32603, f"{type(exc).__name__}: {exc}"))
+        # Imported here: the window previews before the SDK is loaded, and only the SDK raises these.
+        from mcp.shared.exceptions import MCPError
+
+        if isinstance(exc, MCPError):
+            return _outcome(uri, match, started, error=(exc.code, exc.message, exc.data))
+        return _outcome(uri, match, started, error=(-32603, f"{type(exc).__name__}: {exc}", None))
     return _outcome(uri, match, started, contents=contents)
 
 
@@ -72,8 +84,9 @@ def _outcome(
     started: float,
     *,
     contents: list[ResourceContent] | None = None,
-    error: MCPError | None = None,
+    error: tuple[int, str, Any] | None = None,
 ) -> PreviewOutcome:
+    """`error` is (code, message, data), as in a JSON-RPC error."""
     resource = match.resource if match is not None else None
     return PreviewOutcome(
         uri=uri,
@@ -82,8 +95,8 @@ def _outcome(
         template=resource.uri_template if resource is not None and resource.is_template else None,
         params=dict(match.params) if match is not None else {},
         contents=contents,
-        error_code=error.code if error is not None else None,
-        error_message=error.message if error is not None else None,
-        error_data=error.data if error is not None else None,
+        error_code=error[0] if error is not None else None,
+        error_message=error[1] if error is not None else None,
+        error_data=error[2] if error is not None else None,
         elapsed_ms=(time.perf_counter() - started) * 1000.0,
     )
