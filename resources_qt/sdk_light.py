@@ -1,4 +1,4 @@
-"""The SDK's self-contained modules (URI templates, path checks), loaded without the `mcp` package."""
+"""The SDK's self-contained modules (errors, URI templates, path checks), loaded without the `mcp` package."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ __all__ = ["LIGHT_MODULES", "preload"]
 
 logger = logging.getLogger(__name__)
 
-LIGHT_MODULES = ("mcp.shared.uri_template", "mcp.shared.path_security")
+LIGHT_MODULES = ("mcp.shared.exceptions", "mcp.shared.uri_template", "mcp.shared.path_security")
 """The SDK modules the resource core imports at start-up, in load order."""
 
 
@@ -23,13 +23,12 @@ def preload() -> None:
     """Load `LIGHT_MODULES` without `mcp/__init__.py`; a no-op once `mcp` itself is imported.
 
     Importing any `mcp.*` module first runs `mcp/__init__.py`, which imports the whole client and
-    server stack (about 0.6 s, more on a loaded machine). The window needs only `UriTemplate` and
-    `is_absolute_path` before its first paint, and the SDK modules defining them import only the
-    standard library. (`mcp.shared.exceptions` is not among them: it imports `mcp_types` and
-    pydantic, about 0.3 s, so the resource-layer errors are plain exceptions mapped to `MCPError`
-    at the protocol boundary.) They run here under their real names, so the later full
-    `import mcp` (when a server starts) finds them in `sys.modules` and every class keeps one
-    identity, and each is bound on its package when that arrives. Nothing is copied from the SDK.
+    server stack (about 0.6 s, more on a loaded machine). Before its first paint the window needs
+    `UriTemplate`, `is_absolute_path` and `MCPError` (the test runner's view imports it), and the
+    SDK modules defining them import only the standard library and `mcp_types`. They run here
+    under their real names, so the later full `import mcp` (when a server starts) finds them in
+    `sys.modules` and every class keeps one identity, and each is bound on its package when that
+    arrives. Nothing is copied from the SDK.
     Anything unexpected (an SDK whose modules import more of the package, an install this finder
     cannot read) undoes the preload and leaves the ordinary import to happen later, at its ordinary
     cost (tests/resources_qt/test_sdk_light.py says which).

@@ -34,22 +34,22 @@ def test_the_resource_core_and_project_files_load_without_the_mcp_package() -> N
 
 def test_the_full_sdk_imported_later_shares_the_preloaded_classes() -> None:
     out = _run("""
-        import sys
         import resources_qt
         from resources_qt.errors import ResourceNotFoundError, ValidationError
         from resources_qt.templates import compile_template
-        preloaded = sys.modules["mcp.shared.uri_template"].UriTemplate
         import mcp
+        from mcp.shared.exceptions import MCPError
         from mcp.shared import uri_template
         from mcp.server.lowlevel import Server
-        assert mcp.UriTemplate is uri_template.UriTemplate is preloaded
-        import mcp.shared.uri_template
-        assert mcp.shared.uri_template.UriTemplate is preloaded  # bound on the package, as an ordinary import does
+        assert mcp.MCPError is MCPError
+        import mcp.shared.exceptions
+        assert mcp.shared.exceptions.MCPError is MCPError  # bound on the package, as an ordinary import does
         assert mcp.shared.path_security.is_absolute_path("/etc")
+        assert mcp.UriTemplate is uri_template.UriTemplate
         # The resource errors are not SDK errors; the protocol boundary maps them to the same code and data.
         assert not issubclass(ValidationError, mcp.MCPError)
         error = ResourceNotFoundError("x://1").to_mcp()
-        assert type(error) is mcp.MCPError
+        assert type(error) is MCPError
         print(error.code, error.message, error.error.data)
     """)
     assert out == "-32002 Resource not found: x://1 {'uri': 'x://1'}"
@@ -59,10 +59,10 @@ def test_preload_does_nothing_once_the_sdk_is_imported() -> None:
     out = _run("""
         import sys
         import mcp
-        before = sys.modules["mcp.shared.uri_template"]
+        before = sys.modules["mcp.shared.exceptions"]
         from resources_qt import sdk_light
         sdk_light.preload()
-        print(sys.modules["mcp.shared.uri_template"] is before)
+        print(sys.modules["mcp.shared.exceptions"] is before)
     """)
     assert out == "True"
 
@@ -82,8 +82,9 @@ def test_the_preloaded_modules_need_no_other_part_of_the_sdk() -> None:
 
 
 _FAKE_SDK = {
-    "mcp/__init__.py": "import mcp.shared.uri_template\nfrom mcp.shared.uri_template import UriTemplate\nFULL = True\n",
+    "mcp/__init__.py": "import mcp.shared.exceptions\nfrom mcp.shared.exceptions import MCPError\nFULL = True\n",
     "mcp/shared/__init__.py": "",
+    "mcp/shared/exceptions.py": "class MCPError(Exception):\n    pass\n",
     "mcp/shared/uri_template.py": "class UriTemplate:\n    pass\n",
     "mcp/shared/path_security.py": "def is_absolute_path(p):\n    return p.startswith('/')\n",
 }
@@ -116,15 +117,15 @@ def _run_with(path: Path, code: str) -> str:
 
 def test_a_bytecode_only_sdk_is_preloaded_too(tmp_path: Path) -> None:
     root = _fake_sdk(tmp_path)
-    for name in ("uri_template", "path_security"):
+    for name in ("exceptions", "uri_template", "path_security"):
         source = root / "mcp" / "shared" / f"{name}.py"
         py_compile.compile(str(source), cfile=str(source.with_suffix(".pyc")), doraise=True)
         source.unlink()
     out = _run_with(root, """
-        print("mcp" in sys.modules, "mcp.shared.uri_template" in sys.modules)
-        preloaded = sys.modules["mcp.shared.uri_template"].UriTemplate
+        print("mcp" in sys.modules, "mcp.shared.exceptions" in sys.modules)
+        preloaded = sys.modules["mcp.shared.exceptions"].MCPError
         import mcp
-        print(mcp.FULL, mcp.UriTemplate is preloaded, mcp.shared.uri_template.UriTemplate is preloaded)
+        print(mcp.FULL, mcp.MCPError is preloaded, mcp.shared.exceptions.MCPError is preloaded)
     """)
     assert out.splitlines() == ["False True", "True True True"]
 
@@ -132,12 +133,12 @@ def test_a_bytecode_only_sdk_is_preloaded_too(tmp_path: Path) -> None:
 def test_an_sdk_whose_modules_need_the_package_is_left_to_the_ordinary_import(tmp_path: Path) -> None:
     root = _fake_sdk(tmp_path, {
         "mcp/shared/_codes.py": "CODE = -32002\n",
-        "mcp/shared/uri_template.py": "from mcp.shared._codes import CODE\nclass UriTemplate:\n    code = CODE\n",
+        "mcp/shared/exceptions.py": "from mcp.shared._codes import CODE\nclass MCPError(Exception):\n    code = CODE\n",
     })  # fmt: skip
     out = _run_with(root, """
         print(sorted(m for m in sys.modules if m == "mcp" or m.startswith("mcp.")))
         import mcp
-        from mcp.shared.uri_template import UriTemplate
-        print(mcp.FULL, mcp.UriTemplate is UriTemplate, UriTemplate.code)
+        from mcp.shared.exceptions import MCPError
+        print(mcp.FULL, mcp.MCPError is MCPError, MCPError.code)
     """)
     assert out.splitlines() == ["[]", "True True -32002"]
