@@ -29,7 +29,6 @@ from studio.document import ProjectDocument
 from studio.icons import pixmap
 from studio.project_files import ProjectFiles
 from studio.prompts import UnsavedChoice, dialog_prompts
-from studio.recorded_tests import add_test_from_outcome
 from studio.recovery import RecoveryCandidate, RecoveryStore
 from studio.server_control import ServerControl
 from studio.server_sync import ServerSync
@@ -41,12 +40,12 @@ from studio.widgets.resource_editor import ResourceEditor
 from studio.widgets.server_panel import ServerPanel
 from studio.widgets.sessions_view import SessionsModel
 from studio.widgets.snippet_output import OutputBlock
-from studio.widgets.tests_view import TestsView
 from studio.widgets.traffic_log import TrafficLog
 from studio.window_commands import PAGES, WindowCommands
 
 if TYPE_CHECKING:
     from resources_qt.qt import PreviewOutcome, SessionInfo
+    from studio.widgets.tests_view import TestsView
 
 logger = logging.getLogger(__name__)
 
@@ -139,7 +138,9 @@ class MainWindow(QMainWindow):
                                             settings=self.settings, report_error=report, parent=self)  # fmt: skip
         self.traffic_log = TrafficLog()
         self.project_settings = ProjectSettingsView(self.document)
-        self.tests_view = TestsView(self.document)
+        # The Tests page is built when first shown (or asked for): its runner brings the SDK's client
+        # types, and its table the whole project's tests, neither of which the first paint shows.
+        self._tests_view: TestsView | None = None
         self._build_layout()
         self._build_commands()
         self._build_status_bar()
@@ -181,11 +182,13 @@ class MainWindow(QMainWindow):
         settings_scroll.setWidget(self.project_settings)
         settings_scroll.setWidgetResizable(True)
         settings_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        tests_placeholder = QWidget()
+        tests_placeholder.setObjectName("testsPagePlaceholder")
         self.pages = QStackedWidget()
         self.pages.setObjectName("workspacePages")
         self._page_widgets: dict[str, QWidget] = {
             "editor": splitter, "server": server_scroll, "traffic": self.traffic_log, "settings": settings_scroll,
-            "tests": self.tests_view,
+            "tests": tests_placeholder,
         }  # fmt: skip
         for key in _PAGE_KEYS:
             self.pages.addWidget(self._page_widgets[key])
@@ -265,7 +268,6 @@ class MainWindow(QMainWindow):
         editor.preview.completion_requested.connect(self._on_completion_requested)
         editor.preview.add_test_requested.connect(self._on_add_test_requested)
         self.document.tests_changed.connect(self._on_tests_changed)
-        self.tests_view.run_finished.connect(self._on_tests_run_finished)
         ctl.preview_finished.connect(editor.preview.show_outcome)
         ctl.completions_ready.connect(self._on_completions_ready)
         # One block per read (time, URI, streams in order); the plain snippet_output stream is for scripts.
@@ -356,11 +358,35 @@ class MainWindow(QMainWindow):
     @Slot(str)
     def show_page(self, key: str) -> None:
         """Show one of the window's pages: "editor", "server", "traffic", "settings" or "tests"."""
-        page = self._page_widgets.get(key)
-        if page is None:
+        if key not in self._page_widgets:
             raise ValueError(f"page: expected one of {', '.join(_PAGE_KEYS)}, got {key!r}")
-        self.pages.setCurrentWidget(page)
+        if key == "tests":
+            self._build_tests_page()
+        self.pages.setCurrentWidget(self._page_widgets[key])
         self.commands.set_page(key)
+
+    @property
+    def tests_view(self) -> TestsView:
+        """The Tests page, built on first use (showing the page, or asking for it)."""
+        return self._build_tests_page()
+
+    def _build_tests_page(self) -> TestsView:
+        if self._tests_view is None:
+            from studio.widgets.tests_view import TestsView
+
+            view = TestsView(self.document)
+            view.set_current_resource(self.editor.resource_name or None)
+            view.run_finished.connect(self._on_tests_run_finished)
+            placeholder = self._page_widgets["tests"]
+            shown = self.pages.currentWidget() is placeholder
+            self.pages.insertWidget(self.pages.indexOf(placeholder), view)
+            self.pages.removeWidget(placeholder)
+            placeholder.deleteLater()
+            self._page_widgets["tests"] = view
+            if shown:
+                self.pages.setCurrentWidget(view)
+            self._tests_view = view
+        return self._tests_view
 
     @property
     def focus_mode(self) -> bool:
@@ -386,7 +412,8 @@ class MainWindow(QMainWindow):
         self._shut_down = True
         self.autosaver.stop()
         try:
-            self.tests_view.shutdown()
+            if self._tests_view is not None:
+                self._tests_view.shutdown()
         except Exception:
             logger.exception("stopping the test run failed")
         try:
@@ -602,7 +629,8 @@ class MainWindow(QMainWindow):
     @Slot(str)
     def _on_resource_selected(self, name: str) -> None:
         self.editor.show_resource(name)
-        self.tests_view.set_current_resource(name or None)
+        if self._tests_view is not None:
+            self._tests_view.set_current_resource(name or None)
         spec = self.document.spec(name) if name else None
         samples = spec.sample_uris() if spec is not None else []
         # The notify field offers what is being edited: its address, or a template's first sample.
@@ -634,6 +662,8 @@ class MainWindow(QMainWindow):
 
     @Slot(object)
     def _on_add_test_requested(self, outcome: PreviewOutcome) -> None:
+        from studio.recorded_tests import add_test_from_outcome  # the SDK's types, for the first recording only
+
         try:
             spec = add_test_from_outcome(self.document, outcome)
         except (ValidationError, OSError) as exc:
@@ -643,7 +673,8 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def _on_tests_changed(self) -> None:
-        self.tests_view.refresh()
+        if self._tests_view is not None:  # a page built later reads the tests then
+            self._tests_view.refresh()
 
     @Slot(int, int)
     def _on_tests_run_finished(self, passed: int, failed: int) -> None:

@@ -1,0 +1,42 @@
+"""What the window builds after its first paint, or on first use, works as if it had been built at start-up."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QPushButton, QTableView
+
+from studio.widgets.tests_view import TestsView
+
+
+def test_the_tests_page_is_built_when_first_shown_with_the_projects_tests(make_window, project_file, qtbot):
+    window = make_window()
+    window.open_project(project_file)
+    window.show()
+    qtbot.waitExposed(window)
+    window.catalogue.select("ticket")
+    assert window.findChild(TestsView) is None  # nothing of it before it is wanted
+    window.commands.page_actions["tests"].trigger()  # Ctrl+5 / the toolbar's Tests
+    view = window.findChild(TestsView)
+    assert view is not None and view is window.tests_view and view.isVisible()
+    assert window.current_page == "tests" and window.pages.currentWidget() is view
+    table = view.findChild(QTableView, "testsTable")
+    assert [table.model().index(row, 1).data() for row in range(table.model().rowCount())] == [
+        "sample: docs://readme", "sample: tickets://7"]
+    # The catalogue's selection made before the page existed is the resource the button runs.
+    button = view.findChild(QPushButton, "runResourceTestsButton")
+    assert button.isEnabled()
+    with qtbot.waitSignal(view.run_finished, timeout=30_000) as finished:
+        button.click()
+    assert finished.args == [1, 0]  # the ticket's sample; the readme's stays not run
+    assert "Tests: 1 passed, 0 failed" in window.statusBar().currentMessage()
+
+
+def test_the_tests_page_follows_edits_made_before_it_was_built(make_window, project_file, qtbot):
+    window = make_window()
+    window.open_project(project_file)
+    window.document.add_resource(template=True)  # a template with a sample: one more row
+    window.show_page("tests")
+    assert window.tests_view.model.rowCount() == 3
+    window.show_page("editor")
+    assert window.current_page == "editor"
+    window.document.add_resource(template=True)  # built now: it follows edits itself
+    assert window.tests_view.model.rowCount() == 4
