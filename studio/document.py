@@ -285,7 +285,10 @@ class ProjectDocument(QObject):
         self._path: Path | None = None
         self._origin: Path | None = None
         self._by_name: dict[str, ResourceSpec] = {}
-        self._check_cache: dict[str, tuple[list[Problem], list[str]]] = {}
+        # Form checks (what decides whether a spec is served) and snippet compile checks are cached
+        # apart: opening a project needs the first for every resource, the second only for what is shown.
+        self._form_cache: dict[str, list[Problem]] = {}
+        self._snippet_cache: dict[str, list[str]] = {}
         self._snippet_checks = SnippetChecks(self)
         self._snippet_checks.checks_finished.connect(self._on_checks_finished)
         self._names_by_key: dict[str, list[str]] | None = None
@@ -360,7 +363,7 @@ class ProjectDocument(QObject):
         spec = self._by_name.get(name)
         if spec is None:
             return []
-        problems = list(self._checked(name, spec)[0])
+        problems = list(self._form_checked(name, spec))
         duplicates = (
             [other for other in self._key_index().get(spec.key, []) if other != name] if spec.key else []
         )
@@ -374,13 +377,18 @@ class ProjectDocument(QObject):
     def snippet_errors(self, name: str) -> list[str]:
         """Compile errors of the reader, completion and instances snippets, and a missing reader."""
         spec = self._by_name.get(name)
-        return list(self._checked(name, spec)[1]) if spec is not None else []
+        return list(self._snippet_checked(name, spec)) if spec is not None else []
 
-    def _checked(self, name: str, spec: ResourceSpec) -> tuple[list[Problem], list[str]]:
-        cached = self._check_cache.get(name)
+    def _form_checked(self, name: str, spec: ResourceSpec) -> list[Problem]:
+        cached = self._form_cache.get(name)
         if cached is None:
-            cached = self._check(spec)
-            self._check_cache[name] = cached
+            cached = self._form_cache[name] = self._check_form(spec)
+        return cached
+
+    def _snippet_checked(self, name: str, spec: ResourceSpec) -> list[str]:
+        cached = self._snippet_cache.get(name)
+        if cached is None:
+            cached = self._snippet_cache[name] = self._check_snippets(spec)
         return cached
 
     def invalid_names(self) -> list[str]:
@@ -691,25 +699,30 @@ class ProjectDocument(QObject):
     def _invalidate(self, *names: str) -> None:
         if names:
             for name in names:
-                self._check_cache.pop(name, None)
+                self._form_cache.pop(name, None)
+                self._snippet_cache.pop(name, None)
         else:
-            self._check_cache.clear()
+            self._form_cache.clear()
+            self._snippet_cache.clear()
 
     @Slot()
     def _on_checks_finished(self) -> None:
-        before = {name: cached[1] for name, cached in self._check_cache.items()}
-        self._check_cache.clear()
+        before = dict(self._snippet_cache)
+        self._snippet_cache.clear()
         changed = [name for name, snippet in before.items() if self.snippet_errors(name) != snippet]
         if changed:
             self.errors_changed.emit(changed)
 
-    def _check(self, spec: ResourceSpec) -> tuple[list[Problem], list[str]]:
-        form: list[Problem] = []
+    @staticmethod
+    def _check_form(spec: ResourceSpec) -> list[Problem]:
         try:
             spec.validate()
         except ValidationError as exc:
             field = getattr(exc, "field", None)
-            form.append(Problem(exc.message, field if isinstance(field, str) else None))
+            return [Problem(exc.message, field if isinstance(field, str) else None)]
+        return []
+
+    def _check_snippets(self, spec: ResourceSpec) -> list[str]:
         snippet: list[str] = []
         for label, source, function in (
             ("Reader", spec.reader, "read"),
@@ -722,7 +735,7 @@ class ProjectDocument(QObject):
                 snippet.append(f"{label} snippet, line {line}: {message}")
         if not spec.reader.strip():
             snippet.append("The resource has no reader snippet")
-        return form, snippet
+        return snippet
 
     def _set_path(self, path: Path | None) -> None:
         if path != self._path:

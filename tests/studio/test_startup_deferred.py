@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QPushButton, QTableView
 
 from studio.widgets.tests_view import TestsView
@@ -40,3 +41,35 @@ def test_the_tests_page_follows_edits_made_before_it_was_built(make_window, proj
     assert window.current_page == "editor"
     window.document.add_resource(template=True)  # built now: it follows edits itself
     assert window.tests_view.model.rowCount() == 4
+
+
+def _broken_project(path):
+    from resources_qt.project import Project, ResourceSpec, ServerSettings, save_project
+
+    reader = "def read(uri, params):\n    return 'ok'\n"
+    return save_project(Project(server=ServerSettings(name="broken"), resources=[
+        ResourceSpec(name="good", uri="demo://good", mime_type="text/plain", reader=reader),
+        ResourceSpec(name="broken", uri="demo://broken", mime_type="text/plain",
+                     reader="def read(uri, params):\n    return (\n"),
+        ResourceSpec(name="no_address", uri="", mime_type="text/plain", reader=reader),
+    ]), path)  # fmt: skip
+
+
+def test_compile_errors_of_an_opened_project_still_show_and_only_form_errors_hold_back(make_window, tmp_path, qtbot):
+    # Opening checks every form (what is served depends on it); compile checks run for what is shown.
+    window = make_window()
+    window.open_project(_broken_project(tmp_path / "broken.toml"))
+    assert window.sync.held_back() == ["no_address"]
+    assert window.sync.served_names() == ["broken", "good"]  # a broken snippet is served; its reads fail
+    window.show()
+    qtbot.waitExposed(window)
+    model = window.catalogue.resource_model
+    tips = {model.index(row, 0).data(): model.index(row, 0).data(Qt.ItemDataRole.ToolTipRole) or ""
+            for row in range(model.rowCount())}  # fmt: skip
+    assert "Reader snippet, line 2" in tips["broken"] and "Reader snippet" not in tips["good"]
+    qtbot.waitUntil(lambda: "1 with snippet errors (failing)" in window.errors_label.text(), timeout=5000)
+    assert "1 with errors (not served)" in window.errors_label.text()
+    window.catalogue.select("broken")
+    with qtbot.waitSignal(window.controller.preview_finished, timeout=15_000) as finished:
+        window.editor.preview.read()
+    assert finished.args[0].error_code == -32000 and "line 2" in finished.args[0].error_message
