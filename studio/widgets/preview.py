@@ -30,11 +30,11 @@ from resources_qt.project import ResourceSpec
 from resources_qt.templates import CompiledTemplate, compile_template
 from studio.theme import StatusColors, status_colors
 from studio.widgets import studio_icon
-from studio.widgets.content_view import ContentView
-from studio.widgets.renderers import RendererRegistry
 
 if TYPE_CHECKING:
     from resources_qt.qt import PreviewOutcome
+    from studio.widgets.content_view import ContentView
+    from studio.widgets.renderers import RendererRegistry
 
 logger = logging.getLogger(__name__)
 
@@ -403,11 +403,16 @@ class PreviewPanel(QWidget):
             self._apply_colors()
 
     def _new_view(self) -> ContentView:
+        # Imported with the first view, after the first paint: the renderers are not needed before.
+        from studio.widgets.content_view import ContentView
+
         return ContentView(self.content_tabs, registry=self._registry)
 
     def _clear_tabs(self) -> None:
         # The views are kept for the next read: making one costs more than the read of a small resource
         # (the first one in a process about 80 ms, in PySide's type set-up), which the user would wait for.
+        from studio.widgets.content_view import ContentView  # loaded by now if any tab shows one
+
         while self.content_tabs.count():
             widget = self.content_tabs.widget(0)
             self.content_tabs.removeTab(0)
