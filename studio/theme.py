@@ -112,7 +112,11 @@ def apply_theme(app: QApplication, name: str) -> None:
     if name == "system":
         system_style = str(app.property(_SYSTEM_STYLE_PROPERTY) or "")
         available = [key.lower() for key in QStyleFactory.keys()]  # noqa: SIM118 - a Qt call, not a dict
-        if system_style and system_style in available:
+        # Setting the style the application already has re-polishes every widget (about 30 ms
+        # with the window built, at every start): only a switch back from the studio's style does it.
+        shown = (style is not None and not isinstance(style, StudioStyle)
+                 and style.name().lower() == system_style.lower())  # fmt: skip
+        if system_style and system_style in available and not shown:
             app.setStyle(system_style)
         app.setPalette(_SYSTEM_PALETTE.get("palette", QPalette()))
     else:

@@ -73,3 +73,18 @@ def test_compile_errors_of_an_opened_project_still_show_and_only_form_errors_hol
     with qtbot.waitSignal(window.controller.preview_finished, timeout=15_000) as finished:
         window.editor.preview.read()
     assert finished.args[0].error_code == -32000 and "line 2" in finished.args[0].error_message
+
+
+def test_the_system_theme_keeps_the_style_it_has_and_comes_back_from_the_dark_one(qapp):
+    from studio.theme import StudioStyle, apply_theme
+
+    apply_theme(qapp, "system")
+    platform_style = qapp.style()
+    name = platform_style.name().lower()  # the style object goes when another replaces it
+    apply_theme(qapp, "system")  # at start-up: the style is already the platform's, nothing to re-polish
+    assert qapp.style() is platform_style
+    apply_theme(qapp, "dark")
+    assert isinstance(qapp.style(), StudioStyle)
+    apply_theme(qapp, "system")
+    assert not isinstance(qapp.style(), StudioStyle)
+    assert qapp.style().name().lower() == name
