@@ -1,6 +1,7 @@
 """The GUI benchmarks' child process: `python -m bench.gui_child MODE PROJECT [ARGS]`, prints `RESULT {json}`.
 
-Modes: startup (process start to main window exposed, through studio.cli.main), keystroke (typing
+Modes: startup (process start to main window exposed, through studio.cli.main; the benchmark itself
+runs `bench.gui_startup_child`, which imports nothing else), keystroke (typing
 into the snippet editor), keystroke-complete (typing words that trigger completion; -pane: in a lone
 SnippetPane, without the window and its document), stall-load
 (heartbeat while 16 clients read), stall-preview (heartbeat while
@@ -23,8 +24,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer
-from PySide6.QtGui import QAction, QKeyEvent, QTextCursor, QWindow
+from PySide6.QtCore import QEvent, Qt, QTimer
+from PySide6.QtGui import QAction, QKeyEvent, QTextCursor
 from PySide6.QtWidgets import QApplication, QPlainTextEdit
 
 from bench.common import PYTHON, REPO, child_env, free_port
@@ -58,43 +59,6 @@ class _Profiled:
 
 def report(**values: Any) -> None:
     print("RESULT " + json.dumps(values), flush=True)
-
-
-# -- startup ------------------------------------------------------------------------------
-
-
-class _ExposeWatch(QObject):
-    """Prints the time the main window is first exposed, then closes it (which ends run_app)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.done = False
-
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
-        if not self.done and event.type() == QEvent.Type.Expose and isinstance(obj, QWindow) and obj.isExposed():
-            widget = next((w for w in QApplication.topLevelWidgets() if w.objectName() == "mainWindow"), None)
-            if widget is not None and widget.windowHandle() is obj:
-                self.done = True
-                rows = _catalogue_rows(widget)
-                report(shown_at=time.perf_counter(), catalogue_rows=rows)
-                QTimer.singleShot(0, widget.close)
-        return False
-
-
-def _catalogue_rows(window: Any) -> int:
-    try:
-        return len(window.document.names())
-    except Exception:
-        return -1
-
-
-def startup(project: str) -> int:
-    app = QApplication(sys.argv[:1])
-    watch = _ExposeWatch()
-    app.installEventFilter(watch)
-    from studio.cli import main
-
-    return main([project])
 
 
 # -- helpers for the in-window modes ---------------------------------------------------------
@@ -411,6 +375,8 @@ def _preview_action(window: Any) -> QAction:
 def main(argv: list[str]) -> int:
     mode, project = argv[0], argv[1]
     if mode == "startup":
+        from bench.gui_startup_child import startup
+
         return startup(project)
     if mode == "keystroke":
         return _run(keystroke, project, int(argv[2]))
