@@ -49,6 +49,7 @@ class OutputCapture:
         self._libc: ctypes.CDLL | None = None
         self._pending: list[list[str]] = []
         self._pending_size = 0
+        self._poller: select.poll | None = None
 
     def install(self) -> None:
         devnull = os.open(os.devnull, os.O_RDONLY)
@@ -60,6 +61,10 @@ class OutputCapture:
             os.dup2(write_fd, target)
             os.close(write_fd)
             self._fds[read_fd] = stream
+        if hasattr(select, "poll"):
+            self._poller = select.poll()
+            for read_fd in self._fds:
+                self._poller.register(read_fd, select.POLLIN)
         sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - lives as long as the worker
         sys.stdout = _CapturedStream(self, "stdout", 1)
         sys.stderr = _CapturedStream(self, "stderr", 2)
@@ -144,8 +149,14 @@ class OutputCapture:
     def _drain(self) -> None:
         # Bounded, so a thread that prints without end cannot keep the
         # caller (finish(), before the answer is sent) here forever.
-        for fd, stream in self._fds.items():
-            self._drain_one(fd, stream)
+        if self._poller is None:
+            for fd, stream in self._fds.items():
+                self._drain_one(fd, stream)
+            return
+        # It runs twice per call and the pipes are nearly always empty: one poll(2) instead of a
+        # read per pipe that fails with EAGAIN.
+        for fd, _events in self._poller.poll(0):
+            self._drain_one(fd, self._fds[fd])
 
     def _drain_one(self, fd: int, stream: str) -> None:
         for _ in range(_MAX_CHUNKS_PER_DRAIN):

@@ -8,9 +8,11 @@ import functools
 import logging
 import os
 import struct
+import threading
 import time
 from asyncio import selector_events
 from collections.abc import Callable
+from concurrent.futures import Future
 from multiprocessing.connection import Connection
 from multiprocessing.reduction import ForkingPickler
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -26,7 +28,7 @@ if TYPE_CHECKING:
     from resources_qt.snippets.process import WorkerProcess
     from resources_qt.snippets.slot import Job, Slot
 
-__all__ = ["MAX_DIRECT_CALL_BYTES", "call_directly", "supports_direct_calls"]
+__all__ = ["MAX_DIRECT_CALL_BYTES", "call_directly", "loop_future", "supports_direct_calls"]
 
 logger = logging.getLogger(__name__)
 
@@ -97,6 +99,44 @@ def call_directly(
 
     _DirectCall(core, slot, worker, call, outgoing, loop=loop, timeout=timeout, deliver=deliver).begin(data)
     return future
+
+
+def loop_future(source: Future[_T], loop: asyncio.AbstractEventLoop) -> asyncio.Future[_T]:
+    """`source` awaitable on `loop` (call it on the loop's thread): `asyncio.wrap_future` without its hop.
+
+    A queued call is mostly answered on the loop itself, by the lent worker that ran it (`_run_queued`);
+    `wrap_future` would still post that answer through the loop's self-pipe and answer it a turn later.
+    """
+    target = loop.create_future()
+    loop_thread = threading.get_ident()
+
+    def copy(done: Future[_T]) -> None:
+        if threading.get_ident() == loop_thread:
+            _copy_state(done, target)
+        elif not loop.is_closed():
+            with contextlib.suppress(RuntimeError):  # closed meanwhile: nobody awaits it
+                loop.call_soon_threadsafe(_copy_state, done, target)
+
+    def cancel(awaited: asyncio.Future[_T]) -> None:
+        if awaited.cancelled():
+            source.cancel()
+
+    target.add_done_callback(cancel)
+    source.add_done_callback(copy)
+    return target
+
+
+def _copy_state(source: Future[_T], target: asyncio.Future[_T]) -> None:
+    if target.done():
+        return
+    if source.cancelled():
+        target.cancel()
+        return
+    error = source.exception()
+    if error is not None:
+        target.set_exception(error)
+    else:
+        target.set_result(source.result())
 
 
 def _run_queued(core: Dispatcher, slot: Slot, worker: WorkerProcess, job: Job[Any] | None,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import math
 import os
 import threading
 import time
@@ -39,6 +40,8 @@ OutputListener = Callable[[str, str], None]
 """`listener(key, text)`: text a snippet printed, called on a pool thread."""
 
 _SURGE_IDLE_SECONDS = 10.0
+_SPARE_DELAY_SECONDS = 0.02
+"""How long a queued call waits for the workers an event loop drives before a spare worker takes it."""
 _LIVENESS_SECONDS = 1.0
 _REAPER_IDLE_SECONDS = 5.0
 _T = TypeVar("_T")
@@ -81,6 +84,8 @@ class Dispatcher:
 
     def __init__(self, limits: Limits, *, prelude: str) -> None:
         lock = threading.RLock()
+        self.lock = lock
+        """Guards all of the dispatcher's state; every condition below shares it."""
         self.cond = threading.Condition(lock)
         self._reaper_cond = threading.Condition(lock)
         self.limits = limits
@@ -100,6 +105,8 @@ class Dispatcher:
         self.queued_calls = 0
         """Calls that took the queue (`submit`), busy answers included."""
         self._reaper: threading.Thread | None = None
+        self._reaper_wakes_at = math.inf
+        """When the sleeping reaper wakes on its own (-inf while it is awake)."""
 
     # -- settings the pool reads ----------------------------------------------------
 
@@ -136,7 +143,7 @@ class Dispatcher:
             self._add_slot_locked(temporary=False)
         for slot in sorted(permanent, key=lambda s: s.state != "idle")[self.limits.workers :]:
             slot.retiring = True
-        self.cond.notify_all()
+        self._wake_all_locked()
 
     def _add_slot_locked(self, *, temporary: bool) -> None:
         slot = Slot(self, next(self._numbers), temporary=temporary)
@@ -165,7 +172,7 @@ class Dispatcher:
                     self._resize_locked()
             if respawn:
                 self.generation += 1
-            self.cond.notify_all()
+            self._wake_all_locked()
 
     def set_prelude(self, source: str) -> None:
         with self.cond:
@@ -242,16 +249,44 @@ class Dispatcher:
                 busy = Failed("busy", messages.busy(call, len(self.jobs)))
             else:
                 busy = None
+                # The first call a spare could take: the spares' threads hear of it (see _announce_locked).
+                first = (
+                    self.running.get(call.key, 0) < self.limits.per_resource
+                    and self._first_runnable_locked() is None
+                )
                 self.jobs.append(job)
                 if self.running.get(call.key, 0) >= self.limits.per_resource:
-                    self._reaper_cond.notify()  # it will wait for its own resource: watch its deadline
+                    self._watch_deadline_locked(job)  # it will wait for its own resource
                 elif idle < len(self.jobs):
                     self._keep_spare_locked()
-                    self._reaper_cond.notify()
-                self.cond.notify_all()
+                    self._watch_deadline_locked(job)
+                self._announce_locked(first=first)
         if busy is not None:
             settle(job, busy)
         return future
+
+    def _watch_deadline_locked(self, job: Job[Any]) -> None:
+        # The reaper sleeps until the nearest deadline; a later one needs no wake-up (under load every
+        # submit would otherwise wake it, and each wake-up takes the GIL from the server's loop).
+        if job.deadline < self._reaper_wakes_at:
+            self._reaper_cond.notify()
+
+    def _announce_locked(self, *, first: bool = False) -> None:
+        """Wake the slot threads that may take a queued call (`first`: the only one that can run now).
+
+        A thread whose worker is lent sleeps on; a spare's thread wakes for the first runnable call,
+        and otherwise when the first runnable call is old enough for it (`_pick_locked`).
+        """
+        self.cond.notify_all()
+        for slot in self.slots:
+            if slot.waiting_apart and slot.lent_to is None and (first or not slot.temporary):
+                slot.wake.notify()
+
+    def _wake_all_locked(self) -> None:
+        """Wake every slot thread, lent or not (the pool closes, resizes or changes its settings)."""
+        self.cond.notify_all()
+        for slot in self.slots:
+            slot.wake.notify()
 
     def _waiting_locked(self, free_slots: int) -> int:
         """Queued calls no free worker is about to take (their resource is at its limit, or no worker is free)."""
@@ -287,7 +322,9 @@ class Dispatcher:
             lent_to = slot.lent_to
             if lent_to is not None and not (self.closed or slot.retiring):
                 if not lent_to.is_closed():
-                    self.cond.wait(_LIVENESS_SECONDS)
+                    # Apart from the other threads: calls queued meanwhile are not for this one, and
+                    # waking it on each of them would take the GIL from the loop that drives its worker.
+                    self._wait_apart_locked(slot, _LIVENESS_SECONDS)
                     continue
                 self._reclaim_locked(slot)
                 return RECHECK
@@ -298,7 +335,7 @@ class Dispatcher:
             if slot.generation != self.generation:
                 slot.state = "starting"
                 return RECHECK
-            job = self._pick_locked()
+            job = self._pick_locked(spare=slot.temporary)
             if job is not None:
                 key = job.call.key
                 self.running[key] = self.running.get(key, 0) + 1
@@ -316,11 +353,28 @@ class Dispatcher:
             if deadline is None:
                 self.cond.wait(_LIVENESS_SECONDS)
                 continue
-            remaining = deadline - time.monotonic()
+            now = time.monotonic()
+            if self.jobs:
+                deadline = now + _SURGE_IDLE_SECONDS  # calls are waiting: stay warm
+            remaining = deadline - now
             if remaining <= 0:
                 slot.retiring = True
                 return None
-            self.cond.wait(min(remaining, _LIVENESS_SECONDS))
+            self._wait_apart_locked(slot, min(remaining, _LIVENESS_SECONDS, self._spare_wait_locked(now)))
+
+    def _wait_apart_locked(self, slot: Slot, seconds: float) -> None:
+        slot.waiting_apart = True
+        try:
+            slot.wake.wait(seconds)
+        finally:
+            slot.waiting_apart = False
+
+    def _spare_wait_locked(self, now: float) -> float:
+        """Until the first runnable queued call is old enough for a spare worker to take it."""
+        found = self._first_runnable_locked()
+        if found is None:
+            return math.inf
+        return max(0.001, found[1].queued_at + _SPARE_DELAY_SECONDS - now)
 
     def _reclaim_locked(self, slot: Slot) -> None:
         # The loop ended with the call in flight: its fd watches died with it and nobody will give the
@@ -384,8 +438,9 @@ class Dispatcher:
                 slot.generation = -1  # its thread replaces (and reaps) the killed worker before any call
             if not alive or self.jobs or slot.retiring or self.closed or slot.generation != self.generation:
                 # The slot's thread has something to do now (replace the worker, run a queued call);
-                # otherwise it finds the worker back on its next liveness check, and a read in a row
-                # does not wake it for nothing.
+                # otherwise it finds the worker back on its next liveness check (or the next queued
+                # call's announcement), and a read in a row does not wake it for nothing.
+                slot.wake.notify()
                 self.cond.notify_all()
             return False
 
@@ -434,25 +489,38 @@ class Dispatcher:
             worker, slot.worker = slot.worker, None
             return worker
 
-    def _pick_locked(self, *, for_loop: asyncio.AbstractEventLoop | None = None) -> Job[Any] | None:
+    def _pick_locked(
+        self, *, for_loop: asyncio.AbstractEventLoop | None = None, spare: bool = False
+    ) -> Job[Any] | None:
         """The first queued call whose resource is under its limit; with `for_loop`, only if that call
-        is awaited by that loop (a loop must never hold another caller's answer: it may close)."""
-        jobs = self.jobs
-        if not jobs:
+        is awaited by that loop (a loop must never hold another caller's answer: it may close).
+
+        `spare`: for a spare worker, which takes a call only once it has waited `_SPARE_DELAY_SECONDS`
+        while loops drive the other workers: under a load of fast reads the loops' workers take the
+        queue at once, and a third process and its thread would only compete with them for the CPU
+        and the GIL; behind slow reads the spare takes the call after that short wait.
+        """
+        found = self._first_runnable_locked()
+        if found is None:
             return None
+        index, job = found
+        if for_loop is not None and job.loop is not for_loop:
+            return None
+        if spare and job.queued_at + _SPARE_DELAY_SECONDS > time.monotonic() and self._any_lent_locked():
+            return None
+        del self.jobs[index]
+        return job
+
+    def _first_runnable_locked(self) -> tuple[int, Job[Any]] | None:
         limit = self.limits.per_resource
-        first = jobs[0]
-        if self.running.get(first.call.key, 0) < limit:
-            if for_loop is not None and first.loop is not for_loop:
-                return None
-            return jobs.popleft()
-        for index, job in enumerate(jobs):
-            if self.running.get(job.call.key, 0) < limit:
-                if for_loop is not None and job.loop is not for_loop:
-                    return None
-                del jobs[index]
-                return job
+        running = self.running
+        for index, job in enumerate(self.jobs):
+            if running.get(job.call.key, 0) < limit:
+                return index, job
         return None
+
+    def _any_lent_locked(self) -> bool:
+        return any(slot.lent_to is not None for slot in self.slots)
 
     def _release_locked(self, slot: Slot) -> None:
         key, slot.running_key = slot.running_key, None
@@ -464,7 +532,7 @@ class Dispatcher:
                 self.running.pop(key, None)
             if self.jobs:
                 # A call of this resource may be runnable now, on any idle slot.
-                self.cond.notify_all()
+                self._announce_locked()
 
     def _reap(self) -> None:
         while True:
@@ -477,7 +545,9 @@ class Dispatcher:
                     self.jobs.remove(job)
                 if not expired:
                     nearest = min((job.deadline for job in self.jobs), default=now + _REAPER_IDLE_SECONDS)
+                    self._reaper_wakes_at = nearest
                     self._reaper_cond.wait(max(0.0, nearest - now))
+                    self._reaper_wakes_at = -math.inf  # awake: it rescans the queue before it sleeps again
                     continue
             for job in expired:
                 settle(job, Failed("timeout", messages.timed_out_queued(job.call, job.timeout, job.timeout)))
@@ -563,7 +633,7 @@ class Dispatcher:
             for slot in slots:
                 if slot.state == "busy" and slot.worker is not None:
                     slot.worker.interrupt()
-            self.cond.notify_all()
+            self._wake_all_locked()
             self._reaper_cond.notify_all()
         for job in pending:
             self.fail_job(job, "the snippet pool was closed")

@@ -13,7 +13,7 @@ from typing import Any, Self, TypeVar
 from resources_qt.content import ResourceContent
 from resources_qt.errors import ReaderFailedError, ValidationError
 from resources_qt.snippets import messages
-from resources_qt.snippets.direct import call_directly, supports_direct_calls
+from resources_qt.snippets.direct import call_directly, loop_future, supports_direct_calls
 from resources_qt.snippets.dispatch import Dispatcher, Limits, OutputListener
 from resources_qt.snippets.output import ReadOutputListener
 from resources_qt.snippets.protocol import (
@@ -292,7 +292,8 @@ class SnippetPool:
                 if direct is not None:
                     return await direct
         # Queued; a worker this loop holds when its call ends may still run it (resources_qt.snippets.direct).
-        return await asyncio.wrap_future(self._core.submit(call, timeout, convert, loop=loop))
+        queued = self._core.submit(call, timeout, convert, loop=loop)
+        return await (asyncio.wrap_future(queued) if loop is None else loop_future(queued, loop))
 
     def submit_read(
         self,

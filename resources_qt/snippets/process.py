@@ -6,6 +6,7 @@ import contextlib
 import logging
 import multiprocessing
 import os
+import select
 import signal
 import threading
 import time
@@ -33,6 +34,9 @@ from resources_qt.snippets.worker import worker_main
 __all__ = ["OutputCallback", "WorkerProcess", "WorkerStartError", "signal_text", "worker_context"]
 
 logger = logging.getLogger(__name__)
+
+_poll = getattr(select, "poll", None)  # not on Windows, where `wait` is used
+_POLLIN = getattr(select, "POLLIN", 1)
 
 OutputCallback = Callable[[str, str, str], None]
 """`on_output(key, stream, text)`."""
@@ -100,7 +104,13 @@ class WorkerProcess:
         if process is None:
             return False
         try:
-            return not wait([process.sentinel], 0)
+            if _poll is None:
+                return not wait([process.sentinel], 0)
+            # One poll(2) with a timeout of 0: it runs before every lent read, and `wait` builds a
+            # selector for one descriptor each time.
+            poller = _poll()
+            poller.register(process.sentinel, _POLLIN)
+            return not poller.poll(0)
         except (OSError, ValueError):  # closed meanwhile (the owner's kill)
             return False
 

@@ -111,6 +111,10 @@ class Slot:
         """The slot's thread waits for work in `Dispatcher.take` (only then may its worker be lent)."""
         self.orphaned = False
         """The slot's thread ended while the worker was lent: whoever has it stops it."""
+        self.wake = threading.Condition(core.lock)
+        """What the thread waits on apart from the others (the dispatcher's lock, a queue of its own):
+        while its worker is lent, and, for a spare, while idle."""
+        self.waiting_apart = False
         self.name = f"snippet-worker-{number}"
         self.thread = threading.Thread(target=self._run, name=self.name, daemon=True)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import threading
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from test_snippet_failures import CASES, REPLACED
 
 from resources_qt.errors import ReaderFailedError
 from resources_qt.snippets import SnippetOutput, SnippetPool
+from resources_qt.snippets.direct import loop_future
 
 
 def _settle(pool: SnippetPool) -> None:
@@ -229,3 +231,58 @@ def test_parameters_that_do_not_pickle_get_the_queued_paths_answer(solo_pool: Sn
     error = asyncio.run(main())
     assert error.data is not None and error.data["reason"] == "internal"
     assert asyncio.run(_read(solo_pool, OK)) == "fine"
+
+
+def test_a_spare_worker_takes_a_read_queued_behind_a_slow_lent_one(solo_pool: SnippetPool, tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    threads: dict[str, str] = {}
+    solo_pool.add_output_listener(lambda key, text: threads.setdefault(text.strip(), threading.current_thread().name))
+    slow = (
+        "import os, time\n"
+        "def read(uri, params):\n"
+        "    print(uri)\n"
+        f"    while not os.path.exists({str(gate)!r}):\n"
+        "        time.sleep(0.01)\n"
+        "    return uri\n"
+    )
+    fast = "def read(uri, params):\n    print(uri)\n    return uri\n"
+    _settle(solo_pool)
+
+    async def main() -> str:
+        held = asyncio.ensure_future(_read(solo_pool, slow, key="slow", uri="t://held"))
+        try:
+            await eventually_async(lambda: "t://held" in threads, 10, what="the slow read running")
+            # The loop's only worker is busy until the gate opens: the queued read is the spare's.
+            assert await asyncio.wait_for(_read(solo_pool, fast, key="fast", uri="t://fast"), 30) == "t://fast"
+            assert not held.done()
+        finally:
+            gate.touch()
+        assert await held == "t://held"
+        return threading.current_thread().name
+
+    loop_thread = asyncio.run(main())
+    assert threads["t://held"] == loop_thread
+    assert threads["t://fast"] != loop_thread
+
+
+def test_loop_future_answers_on_the_loop_without_a_turn_and_passes_cancellation_back() -> None:
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        here: concurrent.futures.Future[str] = concurrent.futures.Future()
+        awaited = loop_future(here, loop)
+        here.set_result("on the loop")  # as a lent worker's answer settles a queued call
+        assert awaited.done() and awaited.result() == "on the loop"
+
+        there: concurrent.futures.Future[str] = concurrent.futures.Future()
+        from_thread = loop_future(there, loop)
+        threading.Thread(target=there.set_exception, args=(ReaderFailedError("boom"),)).start()
+        with pytest.raises(ReaderFailedError, match="boom"):
+            await from_thread
+
+        dropped: concurrent.futures.Future[str] = concurrent.futures.Future()
+        given_up = loop_future(dropped, loop)
+        given_up.cancel()
+        await asyncio.sleep(0)  # the done callbacks of a cancelled asyncio future run on the next turn
+        assert dropped.cancelled()
+
+    asyncio.run(main())
