@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import os
 import signal
@@ -164,6 +165,7 @@ def serve_main(argv: Sequence[str]) -> int:
             except (OSError, ValueError) as exc:
                 return _fail(_one_line(exc))
             print(f"Serving {settings.name!r} at {url}", file=sys.stderr, flush=True)
+            _settle_heap()
             if bus is not None:
                 shared = f"Sharing notifications on {redact(bus.url)} channel {bus.channel!r}"
                 print(shared, file=sys.stderr, flush=True)
@@ -177,6 +179,7 @@ def serve_main(argv: Sequence[str]) -> int:
         else:
             if watcher is not None:
                 watcher.start()
+            _settle_heap()
             server.serve_stdio()
         return 1 if failed.is_set() else 0
     except KeyboardInterrupt:
@@ -219,6 +222,14 @@ def _make_bus(args: argparse.Namespace, server_name: str) -> RedisBus | None:
         raise _UsageError(f"--bus: {exc}") from None
     except ValueError as exc:
         raise _UsageError(f"--bus: {exc}") from None
+
+
+def _settle_heap() -> None:
+    # Everything imported and built to serve lives as long as the process: out of the collector's
+    # sight, a full collection under load walks only what requests made, instead of the whole SDK,
+    # pydantic's schemas and the catalogue (tens of milliseconds added to some reads' latency).
+    gc.collect()
+    gc.freeze()
 
 
 def _wait_until_stopped(server: ResourceServer) -> None:

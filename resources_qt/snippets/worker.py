@@ -37,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import gc
 import inspect
 import os
 import signal
@@ -111,6 +112,10 @@ def worker_main(conn: Connection, config: WorkerConfig) -> None:
     _enter_project(config.project_dir)
     guard = ModuleGuard.snapshot()
     worker = _Worker(capture, config)
+    # What the worker imported lives as long as it does: a collection during a read then walks only
+    # what snippets made, not the worker's modules.
+    gc.collect()
+    gc.freeze()
     try:
         send(Ready(os.getpid()))
         while True:

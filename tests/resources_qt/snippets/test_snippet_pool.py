@@ -237,3 +237,10 @@ def test_worker_killed_while_idle_is_replaced(pool: SnippetPool) -> None:
         threading.Event().wait(0.1)
     assert len(after) == 2 and not after & before
     assert healthy(pool)
+
+
+def test_a_worker_keeps_its_own_modules_out_of_the_collectors_sight(solo_pool: SnippetPool) -> None:
+    source = "import gc\ndef read(uri, params):\n    return str(gc.get_freeze_count())\n"
+    frozen = int(solo_pool.submit_read(key="gc", source=source, uri="t://gc", params={}).result(30)[0].text or "0")
+    # The worker's imports (the SDK-free core, the capture, the guard) were frozen before its first call.
+    assert frozen > 1000
