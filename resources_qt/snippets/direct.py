@@ -7,6 +7,7 @@ import contextlib
 import functools
 import logging
 import os
+import pickle
 import struct
 import threading
 import time
@@ -14,7 +15,6 @@ from asyncio import selector_events
 from collections.abc import Callable
 from concurrent.futures import Future
 from multiprocessing.connection import Connection
-from multiprocessing.reduction import ForkingPickler
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from resources_qt.snippets import messages, wire
@@ -42,6 +42,7 @@ _READ_CHUNK = 256 * 1024
 _DEATH_GRACE = 2.0
 """How long to wait for a worker's exit status after its pipe closed."""
 _SIZE = struct.Struct("!i")
+_PROTOCOL = pickle.HIGHEST_PROTOCOL
 _BIG_SIZE = struct.Struct("!Q")
 
 
@@ -174,7 +175,9 @@ def _run_queued(core: Dispatcher, slot: Slot, worker: WorkerProcess, job: Job[An
 def _pickled(call: Call) -> bytes | None:
     """`call` as the pipe carries it; None when it is too long for the loop to write, or does not pickle."""
     try:
-        data = bytes(ForkingPickler.dumps(call))
+        # Plain pickle: a call is dataclasses of plain values, which need none of ForkingPickler's reducers
+        # (it builds a pickler and a buffer per call); the worker's `recv` reads either.
+        data = pickle.dumps(call, _PROTOCOL)
     except Exception:  # parameters that do not pickle: the queued path answers with the reason
         return None
     return data if len(data) <= MAX_DIRECT_CALL_BYTES else None
@@ -318,7 +321,7 @@ class _DirectCall:
         if conn is None:
             self._lost_pipe()
             return
-        data = bytes(ForkingPickler.dumps(call))  # it pickled once already, without its source
+        data = pickle.dumps(call, _PROTOCOL)  # it pickled once already, without its source
         worker.sent(call)
         if len(data) > MAX_DIRECT_CALL_BYTES:
             # A long write must not hold the loop: a pool thread writes it while the loop reads on. A
