@@ -13,6 +13,10 @@ import sys
 import time
 from typing import Any
 
+# The `resource-studio` script's first import, before Qt as there: PySide6 checks each module named
+# in an import statement after it loads (reading its source for "PySide6"), so the order counts.
+from studio.cli import main  # isort: skip
+
 from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtGui import QWindow
 from PySide6.QtWidgets import QApplication
@@ -47,8 +51,6 @@ def startup(project: str) -> int:
     app = QApplication(sys.argv[:1])
     watch = ExposeWatch()
     app.installEventFilter(watch)
-    from studio.cli import main
-
     return main([project])
 
 
