@@ -128,10 +128,11 @@ def run(quick: bool) -> list[Row]:
         detail_parts.append(f"{n}: ours {ours_us:.1f} us, SDK {sdk_us:.1f} us, x{speedup:.0f}")
         if n == 10_000:
             ours10k, speed10k = ours_us, speedup
-    worst_ours, worst_sdk, worst_speed = measure(2_000 if quick else 10_000, quick=True, shared_prefix=True)
+    worst_n = 1_000 if quick else 10_000  # the SDK takes about 2 ms to register each template
+    worst_ours, worst_sdk, worst_speed = measure(worst_n, quick=True, shared_prefix=True)
     extra["template_resolve_us_shared_prefix"] = round(worst_ours, 2)
     detail_parts.append(
-        f"worst case, every template in one prefix bucket ({2_000 if quick else 10_000}): "
+        f"worst case, every template in one prefix bucket ({worst_n}): "
         f"ours {worst_ours:.0f} us, SDK {worst_sdk:.0f} us, x{worst_speed:.1f}"
     )
     detail = "; ".join(detail_parts)
