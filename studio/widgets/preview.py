@@ -411,9 +411,9 @@ class PreviewPanel(QWidget):
     def _clear_tabs(self) -> None:
         # The views are kept for the next read: making one costs more than the read of a small resource
         # (the first one in a process about 80 ms, in PySide's type set-up), which the user would wait for.
-        from studio.widgets.content_view import ContentView  # loaded by now if any tab shows one
-
         while self.content_tabs.count():
+            from studio.widgets.content_view import ContentView  # loaded: a tab shows one
+
             widget = self.content_tabs.widget(0)
             self.content_tabs.removeTab(0)
             if not isinstance(widget, ContentView):
