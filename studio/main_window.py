@@ -35,7 +35,6 @@ from studio.server_sync import ServerSync
 from studio.settings import StudioSettings
 from studio.theme import apply_theme, status_colors
 from studio.widgets.catalogue import CatalogueView
-from studio.widgets.project_settings import ProjectSettingsView
 from studio.widgets.resource_editor import ResourceEditor
 from studio.widgets.server_panel import ServerPanel
 from studio.widgets.sessions_view import SessionsModel
@@ -45,6 +44,7 @@ from studio.window_commands import PAGES, WindowCommands
 
 if TYPE_CHECKING:
     from resources_qt.qt import PreviewOutcome, SessionInfo
+    from studio.widgets.project_settings import ProjectSettingsView
     from studio.widgets.tests_view import TestsView
 
 logger = logging.getLogger(__name__)
@@ -137,10 +137,11 @@ class MainWindow(QMainWindow):
         self.server_control = ServerControl(controller=self.controller, panel=self.server_panel,
                                             settings=self.settings, report_error=report, parent=self)  # fmt: skip
         self.traffic_log = TrafficLog()
-        self.project_settings = ProjectSettingsView(self.document)
-        # The Tests page is built when first shown (or asked for): its runner brings the SDK's client
-        # types, and its table the whole project's tests, neither of which the first paint shows.
+        # The Tests and Project Settings pages are built when first shown or asked for (the settings
+        # page also when a server starts: it marks what needs a restart from then on). The first
+        # paint shows neither, and the Tests page's runner brings the SDK's client types.
         self._tests_view: TestsView | None = None
+        self._project_settings: ProjectSettingsView | None = None
         self._build_layout()
         self._build_commands()
         self._build_status_bar()
@@ -179,7 +180,6 @@ class MainWindow(QMainWindow):
         server_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         settings_scroll = QScrollArea()
         settings_scroll.setObjectName("projectSettingsScroll")
-        settings_scroll.setWidget(self.project_settings)
         settings_scroll.setWidgetResizable(True)
         settings_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         tests_placeholder = QWidget()
@@ -236,7 +236,6 @@ class MainWindow(QMainWindow):
         # A new resource needs a name and an address first: adding one opens the builder.
         self.catalogue.add_resource_action.triggered.connect(self._on_resource_created)
         self.catalogue.add_template_action.triggered.connect(self._on_resource_created)
-        self.project_settings.restart_requested.connect(self._on_restart_requested)
         self.sync.apply_failed.connect(self._on_apply_failed)
         self.settings.recent_files_changed.connect(self.commands.rebuild_recent_menu)
         commands = self.commands
@@ -362,6 +361,8 @@ class MainWindow(QMainWindow):
             raise ValueError(f"page: expected one of {', '.join(_PAGE_KEYS)}, got {key!r}")
         if key == "tests":
             self._build_tests_page()
+        elif key == "settings":
+            self._build_settings_page()
         self.pages.setCurrentWidget(self._page_widgets[key])
         self.commands.set_page(key)
 
@@ -369,6 +370,23 @@ class MainWindow(QMainWindow):
     def tests_view(self) -> TestsView:
         """The Tests page, built on first use (showing the page, or asking for it)."""
         return self._build_tests_page()
+
+    @property
+    def project_settings(self) -> ProjectSettingsView:
+        """The Project Settings page, built on first use."""
+        return self._build_settings_page()
+
+    def _build_settings_page(self) -> ProjectSettingsView:
+        if self._project_settings is None:
+            from studio.widgets.project_settings import ProjectSettingsView
+
+            view = ProjectSettingsView(self.document)
+            view.restart_requested.connect(self._on_restart_requested)
+            scroll = self._page_widgets["settings"]
+            if isinstance(scroll, QScrollArea):
+                scroll.setWidget(view)
+            self._project_settings = view
+        return self._project_settings
 
     def _build_tests_page(self) -> TestsView:
         if self._tests_view is None:
@@ -808,7 +826,8 @@ class MainWindow(QMainWindow):
         if not running:
             self._session_count = 0
             self.sessions.clear()
-        self.project_settings.set_server_running(running)
+        if running or self._project_settings is not None:  # a running server's start is what it compares with
+            self.project_settings.set_server_running(running)
         self._refresh_project_views()
 
     @Slot(object)

@@ -13,6 +13,7 @@ WAIT_MS = 15_000
 def test_server_name_typed_in_settings_is_saved_and_seen_by_clients(make_window, project_file, qtbot, connect):
     window = make_window()
     window.open_project(project_file)
+    window.commands.page_actions["settings"].trigger()  # the page is built when first shown
     name = window.findChild(QLineEdit, "serverNameEdit")
     assert name is not None and name.text() == "Test Desk"
     name.setFocus()

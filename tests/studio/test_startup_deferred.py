@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QPushButton, QTableView
 
@@ -88,3 +90,35 @@ def test_the_system_theme_keeps_the_style_it_has_and_comes_back_from_the_dark_on
     apply_theme(qapp, "system")
     assert not isinstance(qapp.style(), StudioStyle)
     assert qapp.style().name().lower() == name
+
+
+def test_the_settings_page_is_built_when_shown_or_when_a_server_starts(make_window, project_file, qtbot):
+    from studio.widgets.project_settings import ProjectSettingsView
+
+    window = make_window()
+    window.open_project(project_file)
+    window.show()
+    qtbot.waitExposed(window)
+    assert window.findChild(ProjectSettingsView) is None
+    window.start_http("127.0.0.1", 0)  # from its start, the page compares the settings with the server's
+    qtbot.waitUntil(lambda: window.server_panel.is_running, timeout=15_000)
+    view = window.findChild(ProjectSettingsView)
+    assert view is not None and not view.isVisible()
+    window.document.set_server_settings(replace(window.document.project.server, notifications=False))
+    window.commands.page_actions["settings"].trigger()
+    assert view.isVisible() and window.current_page == "settings"
+    assert view.pending_restart() == ["notifications"]
+    assert window.findChild(QPushButton, "restartServerButton").isVisible()
+
+
+def test_the_settings_page_built_late_shows_the_projects_settings(make_window, project_file, qtbot):
+    from PySide6.QtWidgets import QLineEdit
+
+    window = make_window()
+    window.open_project(project_file)
+    window.document.set_server_settings(replace(window.document.project.server, name="Renamed"))
+    assert window.findChild(QLineEdit, "serverNameEdit") is None
+    window.show_page("settings")
+    name = window.findChild(QLineEdit, "serverNameEdit")
+    assert name is not None and name.text() == "Renamed"
+    assert window.project_settings.pending_restart() == []  # no server runs
