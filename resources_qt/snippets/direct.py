@@ -9,7 +9,6 @@ import logging
 import os
 import pickle
 import struct
-import threading
 import time
 from asyncio import selector_events
 from collections.abc import Callable
@@ -109,13 +108,14 @@ def loop_future(source: Future[_T], loop: asyncio.AbstractEventLoop) -> asyncio.
     `wrap_future` would still post that answer through the loop's self-pipe and answer it a turn later.
     """
     target = loop.create_future()
-    loop_thread = threading.get_ident()
 
     def copy(done: Future[_T]) -> None:
-        if threading.get_ident() == loop_thread:
+        if loop.is_closed():
+            return  # nobody can await it any more
+        if _running_loop() is loop:
             _copy_state(done, target)
-        elif not loop.is_closed():
-            with contextlib.suppress(RuntimeError):  # closed meanwhile: nobody awaits it
+        else:
+            with contextlib.suppress(RuntimeError):  # closed meanwhile
                 loop.call_soon_threadsafe(_copy_state, done, target)
 
     def cancel(awaited: asyncio.Future[_T]) -> None:
@@ -125,6 +125,13 @@ def loop_future(source: Future[_T], loop: asyncio.AbstractEventLoop) -> asyncio.
     target.add_done_callback(cancel)
     source.add_done_callback(copy)
     return target
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def _copy_state(source: Future[_T], target: asyncio.Future[_T]) -> None:

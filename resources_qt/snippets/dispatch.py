@@ -279,8 +279,14 @@ class Dispatcher:
         """
         self.cond.notify_all()
         for slot in self.slots:
-            if slot.waiting_apart and slot.lent_to is None and (first or not slot.temporary):
-                slot.wake.notify()
+            if not slot.waiting_apart:
+                continue
+            lent_to = slot.lent_to
+            if lent_to is None:
+                if first or not slot.temporary:
+                    slot.wake.notify()
+            elif lent_to.is_closed():
+                slot.wake.notify()  # its borrower is gone: the thread takes its worker back now
 
     def _wake_all_locked(self) -> None:
         """Wake every slot thread, lent or not (the pool closes, resizes or changes its settings)."""
@@ -327,13 +333,16 @@ class Dispatcher:
                     self._wait_apart_locked(slot, _LIVENESS_SECONDS)
                     continue
                 self._reclaim_locked(slot)
+                self._step_aside_locked()
                 return RECHECK
             if self.closed or slot.retiring:
                 if slot.lent_to is not None:
                     slot.orphaned = True  # the loop that holds the worker stops it when its call ends
+                self._step_aside_locked()
                 return None
             if slot.generation != self.generation:
                 slot.state = "starting"
+                self._step_aside_locked()
                 return RECHECK
             job = self._pick_locked(spare=slot.temporary)
             if job is not None:
@@ -349,6 +358,7 @@ class Dispatcher:
                 # Killed while idle (by the OOM killer, say): replace it now,
                 # not when a read finds it dead.
                 slot.state = "starting"
+                self._step_aside_locked()
                 return RECHECK
             if deadline is None:
                 self.cond.wait(_LIVENESS_SECONDS)
@@ -359,8 +369,15 @@ class Dispatcher:
             remaining = deadline - now
             if remaining <= 0:
                 slot.retiring = True
+                self._step_aside_locked()
                 return None
             self._wait_apart_locked(slot, min(remaining, _LIVENESS_SECONDS, self._spare_wait_locked(now)))
+
+    def _step_aside_locked(self) -> None:
+        """A slot that might have taken the next queued call will not (it retires, stops or replaces its
+        worker): the spares, told of queued calls only as they arrive, must look at the queue now."""
+        if self.jobs and self._first_runnable_locked() is not None:
+            self._announce_locked(first=True)
 
     def _wait_apart_locked(self, slot: Slot, seconds: float) -> None:
         slot.waiting_apart = True
@@ -436,6 +453,7 @@ class Dispatcher:
             slot.state = "idle" if alive else "starting"
             if not alive:
                 slot.generation = -1  # its thread replaces (and reaps) the killed worker before any call
+                self._step_aside_locked()
             if not alive or self.jobs or slot.retiring or self.closed or slot.generation != self.generation:
                 # The slot's thread has something to do now (replace the worker, run a queued call);
                 # otherwise it finds the worker back on its next liveness check (or the next queued
@@ -506,8 +524,13 @@ class Dispatcher:
         index, job = found
         if for_loop is not None and job.loop is not for_loop:
             return None
-        if spare and job.queued_at + _SPARE_DELAY_SECONDS > time.monotonic() and self._any_lent_locked():
-            return None
+        if (
+            spare
+            and job.loop is not None
+            and job.queued_at + _SPARE_DELAY_SECONDS > time.monotonic()
+            and any(s.lent_to is job.loop for s in self.slots)
+        ):
+            return None  # the loop that awaits it holds a worker, which takes it when its call ends
         del self.jobs[index]
         return job
 
@@ -518,9 +541,6 @@ class Dispatcher:
             if running.get(job.call.key, 0) < limit:
                 return index, job
         return None
-
-    def _any_lent_locked(self) -> bool:
-        return any(slot.lent_to is not None for slot in self.slots)
 
     def _release_locked(self, slot: Slot) -> None:
         key, slot.running_key = slot.running_key, None
@@ -583,6 +603,8 @@ class Dispatcher:
             self._release_locked(slot)
             if slot.state == "busy":
                 slot.state = "idle" if slot.worker is not None and slot.worker.alive else "starting"
+                if slot.state == "starting":
+                    self._step_aside_locked()
 
     def fail_next(self, why: str) -> None:
         # With no worker able to start, failing beats letting callers hang.
@@ -609,6 +631,7 @@ class Dispatcher:
                 self.slots.remove(slot)
             if crashed and not self.closed:
                 self._resize_locked()
+            self._step_aside_locked()
             self.cond.notify_all()
 
     def wait_ready(self, timeout: float | None) -> bool:
