@@ -7,9 +7,10 @@ import binascii
 import json
 import json.encoder
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard
 
-import mcp_types as types
+if TYPE_CHECKING:
+    import mcp_types as types
 
 from resources_qt.errors import ReaderFailedError, ValidationError
 
@@ -181,6 +182,8 @@ class ResourceContent:
 
     def to_mcp(self) -> types.TextResourceContents | types.BlobResourceContents:
         """The SDK model sent on the wire."""
+        import mcp_types as types  # not at import: workers and the window's first paint need no SDK models
+
         mime = self.mime_type or None
         if self._blob is not None:
             return types.BlobResourceContents(uri=self.uri, mime_type=mime, blob=self._blob, _meta=self.meta)

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from types import FunctionType
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-import mcp_types as types
 from mcp.shared.uri_template import UriTemplate
 
 from resources_qt.content import ResourceContent, to_contents
@@ -20,6 +19,8 @@ from resources_qt.errors import ReaderFailedError, ReaderMissingError, Validatio
 from resources_qt.templates import CompiledTemplate, compile_template, unsafe_value
 
 if TYPE_CHECKING:
+    import mcp_types as types
+
     from resources_qt.collection import Resources
 
 __all__ = [
@@ -63,6 +64,8 @@ class Icon:
             raise ValidationError(f"Icon sizes must be non-empty strings like '24x24', not {self.sizes!r}")
 
     def to_mcp(self) -> types.Icon:
+        import mcp_types as types  # the window needs no SDK models before its first paint
+
         return types.Icon(src=self.src, mime_type=self.mime_type or None, sizes=list(self.sizes) or None)
 
 
@@ -100,6 +103,8 @@ class Annotations:
         return not self.audience and self.priority is None and not self.last_modified
 
     def to_mcp(self) -> types.Annotations:
+        import mcp_types as types
+
         return types.Annotations(
             audience=list(self.audience) or None,
             priority=self.priority,
@@ -125,13 +130,19 @@ class CacheHint:
 
 def _reader_arity(reader: Reader) -> int:
     """1 for the seed's `reader(uri)`, 2 for `reader(uri, params)`."""
-    if type(reader) is FunctionType and not hasattr(reader, "__wrapped__"):
-        # A plain function says it in its code object; inspect.signature costs ~15 us, paid for every
-        # resource of a project as it opens.
+    # A plain function, or an object whose class defines __call__ as one (a snippet's reader), says it
+    # in its code object; inspect.signature costs ~15-25 us, paid for every resource of a project as
+    # it opens.
+    code, skipped = None, 0
+    if type(reader) is FunctionType:
         code = reader.__code__
-        if code.co_flags & inspect.CO_VARARGS or code.co_argcount >= 2:
+    elif type(call := type(reader).__call__) is FunctionType:
+        code, skipped = call.__code__, 1  # self
+    if code is not None and not hasattr(reader, "__wrapped__") and not hasattr(reader, "__signature__"):
+        count = code.co_argcount - skipped
+        if code.co_flags & inspect.CO_VARARGS or count >= 2:
             return 2
-        if code.co_argcount == 1:
+        if count == 1:
             return 1
         raise ValidationError("A reader takes the URI, or the URI and the template parameters")
     try:
@@ -377,6 +388,8 @@ class Resource:
 
     def to_mcp(self) -> types.Resource | types.ResourceTemplate:
         """The listing entry: a `Resource` for a direct URI, a `ResourceTemplate` otherwise."""
+        import mcp_types as types
+
         icons = [icon.to_mcp() for icon in self.icons] or None
         annotations = (
             self.annotations.to_mcp() if self.annotations and not self.annotations.is_empty else None

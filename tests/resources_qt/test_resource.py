@@ -81,11 +81,22 @@ def test_callables_of_every_shape() -> None:
     def three(uri: str, params: Mapping[str, Any], extra: str) -> str:
         return extra
 
+    class SeedForm:
+        def __call__(self, uri: str) -> str:
+            return f"seed {uri}"
+
+    class NoArguments:
+        def __call__(self) -> str:
+            return "never"
+
     assert read(template(Reader()), "tickets://5/attachment", {"id": "5"})[0].text == "5"
+    assert read(template(SeedForm()), "tickets://5/attachment")[0].text == "seed tickets://5/attachment"
     assert read(template(Reader().method), "tickets://5/attachment")[0].text == "bound"
     assert read(template(functools.partial(three, extra="p")), "tickets://5/attachment")[0].text == "p"
     with pytest.raises(ValidationError, match="takes the URI"):
         template(lambda: "no arguments")
+    with pytest.raises(ValidationError, match="takes the URI"):
+        template(NoArguments())
 
 
 def test_missing_reader_is_an_internal_error() -> None:
