@@ -1,4 +1,4 @@
-"""The SDK's self-contained modules (errors, URI templates, path checks), loaded without the `mcp` package."""
+"""The SDK's self-contained modules (URI templates, path checks), loaded without the `mcp` package."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ __all__ = ["LIGHT_MODULES", "preload"]
 
 logger = logging.getLogger(__name__)
 
-LIGHT_MODULES = ("mcp.shared.exceptions", "mcp.shared.uri_template", "mcp.shared.path_security")
+LIGHT_MODULES = ("mcp.shared.uri_template", "mcp.shared.path_security")
 """The SDK modules the resource core imports at start-up, in load order."""
 
 
@@ -71,9 +71,9 @@ def _load(name: str, search: list[str]) -> None:
 class _BindWhenLoaded(importlib.abc.MetaPathFinder):
     """Finds `mcp` and `mcp.shared` as usual and, once each has run, links the preloaded modules to them.
 
-    An ordinary import sets `mcp.shared` and `mcp.shared.exceptions` (the
+    An ordinary import sets `mcp.shared` and `mcp.shared.uri_template` (the
     attributes) as it loads each submodule; the preload ran before the
-    packages existed, and an `import mcp.shared.exceptions` finds the module
+    packages existed, and an `import mcp.shared.uri_template` finds the module
     in `sys.modules` without importing its parents. So after `mcp` has run,
     `mcp.shared` is imported if nothing did, and after `mcp.shared` has run,
     the preloaded modules are bound on it. Each name is answered once (the

@@ -6,8 +6,10 @@ import base64
 import binascii
 import hashlib
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import mcp_types as types
+if TYPE_CHECKING:
+    import mcp_types as types
 
 __all__ = ["ObservedContent", "ObservedRead", "from_sdk_contents"]
 
@@ -66,6 +68,8 @@ def from_sdk_contents(
     contents: list[types.TextResourceContents | types.BlobResourceContents],
 ) -> tuple[ObservedContent, ...]:
     """The SDK's read result contents as `ObservedContent`s (blobs decoded; an undecodable blob is kept as text)."""
+    import mcp_types as types  # here: the Tests page opens before anything is run, and needs no SDK models
+
     observed: list[ObservedContent] = []
     for item in contents:
         if isinstance(item, types.BlobResourceContents):

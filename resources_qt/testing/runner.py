@@ -12,8 +12,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from mcp.shared.exceptions import MCPError
-
 from resources_qt.collection import Resources
 from resources_qt.errors import ValidationError
 from resources_qt.project import Project
@@ -322,6 +320,8 @@ async def _run_one(
     snapshots: SnapshotStore | None,
     update_snapshots: bool,
 ) -> TestResult:
+    from mcp.shared.exceptions import MCPError  # the client runs: the SDK is loaded (not at the page's opening)
+
     spec = case.spec
     resource = _resolved_name(resources, spec.uri)
     started = time.perf_counter()

@@ -82,7 +82,10 @@ def test_the_preloaded_modules_need_no_other_part_of_the_sdk() -> None:
 
 
 _FAKE_SDK = {
-    "mcp/__init__.py": "import mcp.shared.exceptions\nfrom mcp.shared.exceptions import MCPError\nFULL = True\n",
+    "mcp/__init__.py": (
+        "import mcp.shared.uri_template\nfrom mcp.shared.uri_template import UriTemplate\n"
+        "from mcp.shared.exceptions import MCPError\nFULL = True\n"
+    ),
     "mcp/shared/__init__.py": "",
     "mcp/shared/exceptions.py": "class MCPError(Exception):\n    pass\n",
     "mcp/shared/uri_template.py": "class UriTemplate:\n    pass\n",
@@ -122,10 +125,10 @@ def test_a_bytecode_only_sdk_is_preloaded_too(tmp_path: Path) -> None:
         py_compile.compile(str(source), cfile=str(source.with_suffix(".pyc")), doraise=True)
         source.unlink()
     out = _run_with(root, """
-        print("mcp" in sys.modules, "mcp.shared.exceptions" in sys.modules)
-        preloaded = sys.modules["mcp.shared.exceptions"].MCPError
+        print("mcp" in sys.modules, "mcp.shared.uri_template" in sys.modules)
+        preloaded = sys.modules["mcp.shared.uri_template"].UriTemplate
         import mcp
-        print(mcp.FULL, mcp.MCPError is preloaded, mcp.shared.exceptions.MCPError is preloaded)
+        print(mcp.FULL, mcp.UriTemplate is preloaded, mcp.shared.uri_template.UriTemplate is preloaded)
     """)
     assert out.splitlines() == ["False True", "True True True"]
 
@@ -133,12 +136,12 @@ def test_a_bytecode_only_sdk_is_preloaded_too(tmp_path: Path) -> None:
 def test_an_sdk_whose_modules_need_the_package_is_left_to_the_ordinary_import(tmp_path: Path) -> None:
     root = _fake_sdk(tmp_path, {
         "mcp/shared/_codes.py": "CODE = -32002\n",
-        "mcp/shared/exceptions.py": "from mcp.shared._codes import CODE\nclass MCPError(Exception):\n    code = CODE\n",
+        "mcp/shared/uri_template.py": "from mcp.shared._codes import CODE\nclass UriTemplate:\n    code = CODE\n",
     })  # fmt: skip
     out = _run_with(root, """
         print(sorted(m for m in sys.modules if m == "mcp" or m.startswith("mcp.")))
         import mcp
-        from mcp.shared.exceptions import MCPError
-        print(mcp.FULL, mcp.MCPError is MCPError, MCPError.code)
+        from mcp.shared.uri_template import UriTemplate
+        print(mcp.FULL, mcp.UriTemplate is UriTemplate, UriTemplate.code)
     """)
     assert out.splitlines() == ["[]", "True True -32002"]

@@ -62,7 +62,7 @@ window = MainWindow(settings=StudioSettings(home / "settings.ini"), recovery=Rec
                     report_error=lambda title, message: errors.append(title))
 window.open_project(path, ask_to_save=False)
 ctl = window.controller
-before = {"mcp": "mcp" in sys.modules, "served": window.sync.served_names(), "held": window.sync.held_back(),
+before = {"mcp": "mcp" in sys.modules, "models": "mcp_types" in sys.modules, "served": window.sync.served_names(), "held": window.sync.held_back(),
           "watching": ctl.watching(), "running": ctl.is_running, "built": ctl.engine_built}
 at_expose = {}
 
@@ -71,7 +71,7 @@ class Exposed(QObject):
     def eventFilter(self, watched, event):
         if (not at_expose and event.type() == QEvent.Type.Expose and watched is window.windowHandle()
                 and watched.isExposed()):
-            at_expose.update(mcp="mcp" in sys.modules, built=ctl.engine_built)
+            at_expose.update(mcp="mcp" in sys.modules, models="mcp_types" in sys.modules, built=ctl.engine_built)
         return False
 
 
@@ -106,10 +106,18 @@ def test_the_window_with_a_project_is_up_and_warmed_up_before_the_sdk_loads(tmp_
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout.strip().splitlines()[-1])
     # Constructed, project opened and served: what the window reads answers without the engine.
-    assert report["before"] == {"mcp": False, "served": ["item", "plain", "polled"], "held": ["broken"],
+    # Nor its models (mcp_types, pydantic: about 0.3 s): nothing before the first paint needs them.
+    assert report["before"] == {"mcp": False, "models": False, "served": ["item", "plain", "polled"], "held": ["broken"],
                                 "watching": {"polled": "interval"}, "running": False, "built": False}  # fmt: skip
     # The warm-up after the first paint starts the workers only; the first start builds the engine.
-    assert report["warmed"] == {"mcp": False, "built": False, "at_expose": {"mcp": False, "built": False}}
+    assert report["warmed"] == {"mcp": False, "built": False, "at_expose": {"mcp": False, "models": False, "built": False}}
     assert report["after"] == {"mcp": True, "built": True, "running": True, "served": ["item", "plain", "polled"],
                                "watching": {"polled": "interval"}}  # fmt: skip
     assert report["errors"] == []
+
+
+def test_the_tests_page_imports_without_the_sdk_stack() -> None:
+    # Built on Ctrl+5: the first opening must not stall for the SDK, which only a run needs.
+    assert _sdk_modules_after_importing(
+        "studio.widgets.tests_view", "studio.widgets.tests_model", "resources_qt.qt.tests_runner",
+    ) == "[]"
