@@ -386,26 +386,37 @@ class Resource:
             ) from exc
         return to_contents(result, uri=uri, mime_type=self.mime_type)
 
-    def to_mcp(self) -> types.Resource | types.ResourceTemplate:
-        """The listing entry: a `Resource` for a direct URI, a `ResourceTemplate` otherwise."""
-        import mcp_types as types
-
-        icons = [icon.to_mcp() for icon in self.icons] or None
-        annotations = (
-            self.annotations.to_mcp() if self.annotations and not self.annotations.is_empty else None
-        )
-        common: dict[str, Any] = {
+    def listing_fields(self) -> dict[str, Any]:
+        """What the listing entry says, as plain values (icons and annotations as declared): equal for two
+        resources exactly when their `to_mcp()` entries are, without the SDK's models (an edit in the
+        window compares listings on the GUI thread, which must not wait for `mcp_types` to load)."""
+        fields: dict[str, Any] = {
             "name": self.name,
             "title": self.title or None,
             "description": self.description or None,
             "mime_type": self.mime_type or None,
-            "icons": icons,
-            "annotations": annotations,
+            "icons": self.icons or None,
+            "annotations": self.annotations if self.annotations and not self.annotations.is_empty else None,
             "_meta": self.meta or None,
         }
         if self.is_template:
-            return types.ResourceTemplate(uri_template=self.uri_template, **common)
-        return types.Resource(uri=self.uri, size=self.size, **common)
+            fields["uri_template"] = self.uri_template
+        else:
+            fields["uri"] = self.uri
+            fields["size"] = self.size
+        return fields
+
+    def to_mcp(self) -> types.Resource | types.ResourceTemplate:
+        """The listing entry: a `Resource` for a direct URI, a `ResourceTemplate` otherwise."""
+        import mcp_types as types
+
+        fields = self.listing_fields()
+        fields["icons"] = [icon.to_mcp() for icon in self.icons] or None
+        if fields["annotations"] is not None:
+            fields["annotations"] = fields["annotations"].to_mcp()
+        if self.is_template:
+            return types.ResourceTemplate(**fields)
+        return types.Resource(**fields)
 
     def __repr__(self) -> str:
         kind = "template" if self.is_template else "uri"

@@ -57,7 +57,7 @@ class ChangeSummary:
 
 
 def _listing(spec: ResourceSpec) -> object:
-    return spec.to_resource(None).to_mcp().model_dump()
+    return spec.to_resource(None).listing_fields()
 
 
 def apply_spec(

@@ -14,6 +14,7 @@ import pytest
 from resources_qt import (
     INTERNAL_ERROR,
     OPERATION_FAILED,
+    Annotations,
     Icon,
     ReaderFailedError,
     ReaderMissingError,
@@ -279,3 +280,23 @@ def test_a_reader_gets_the_arguments_its_signature_takes(reader, received) -> No
     """Plain functions are read from their code object, the rest through inspect.signature: the same answer."""
     resource = Resource(name="r", uri="test://r", mime_type="text/plain", reader=reader)
     assert [content.text for content in read(resource, "test://r", {})] == [received]
+
+
+def test_listing_fields_differ_exactly_when_the_listing_entries_do() -> None:
+    base = Resource(name="r", uri="x://r", title="R", description="d", mime_type="text/plain", size=3,
+                    icons=[Icon(src="data:,", mime_type="image/png", sizes=("16x16",))],
+                    annotations=Annotations(audience=("user",), priority=0.5), meta={"k": 1})
+    variants = [
+        Resource(name="r2", uri="x://r"), Resource(name="r", uri="x://other"),
+        Resource(name="r", uri_template="x://{id}"), Resource(name="r", uri_template="x://{id}/more"),
+        Resource(name="r", uri="x://r", size=4), Resource(name="r", uri="x://r", meta={"k": 2}),
+        Resource(name="r", uri="x://r", icons=[Icon(src="data:,")]),
+        Resource(name="r", uri="x://r", annotations=Annotations(priority=0.5)),
+        Resource(name="r", uri="x://r", annotations=Annotations()),  # empty: listed as none
+        Resource(name="r", uri="x://r", title="", description=""),
+        Resource(name="r", uri="x://r", reader=lambda uri: "a reader is not listed"),
+    ]
+    for left in [base, *variants]:
+        for right in [base, *variants]:
+            same_entry = left.to_mcp().model_dump() == right.to_mcp().model_dump()
+            assert (left.listing_fields() == right.listing_fields()) == same_entry, (left, right)

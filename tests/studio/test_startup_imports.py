@@ -62,8 +62,14 @@ window = MainWindow(settings=StudioSettings(home / "settings.ini"), recovery=Rec
                     report_error=lambda title, message: errors.append(title))
 window.open_project(path, ask_to_save=False)
 ctl = window.controller
-before = {"mcp": "mcp" in sys.modules, "models": "mcp_types" in sys.modules, "served": window.sync.served_names(), "held": window.sync.held_back(),
+before = {"mcp": "mcp" in sys.modules, "models": "mcp_types" in sys.modules,
+          "served": window.sync.served_names(), "held": window.sync.held_back(),
           "watching": ctl.watching(), "running": ctl.is_running, "built": ctl.engine_built}
+# An edit re-lists the resource on the GUI thread: comparing listings must not load the SDK's models.
+from dataclasses import replace
+plain = window.document.spec("plain")
+window.document.update_resource("plain", replace(plain, reader=plain.reader + "# edited\\n", title="Plain"))
+before["models after an edit"] = "mcp_types" in sys.modules
 at_expose = {}
 
 
@@ -107,10 +113,12 @@ def test_the_window_with_a_project_is_up_and_warmed_up_before_the_sdk_loads(tmp_
     report = json.loads(result.stdout.strip().splitlines()[-1])
     # Constructed, project opened and served: what the window reads answers without the engine.
     # Nor its models (mcp_types, pydantic: about 0.3 s): nothing before the first paint needs them.
-    assert report["before"] == {"mcp": False, "models": False, "served": ["item", "plain", "polled"], "held": ["broken"],
+    assert report["before"] == {"mcp": False, "models": False, "models after an edit": False,
+                                "served": ["item", "plain", "polled"], "held": ["broken"],
                                 "watching": {"polled": "interval"}, "running": False, "built": False}  # fmt: skip
     # The warm-up after the first paint starts the workers only; the first start builds the engine.
-    assert report["warmed"] == {"mcp": False, "built": False, "at_expose": {"mcp": False, "models": False, "built": False}}
+    assert report["warmed"] == {"mcp": False, "built": False,
+                                "at_expose": {"mcp": False, "models": False, "built": False}}
     assert report["after"] == {"mcp": True, "built": True, "running": True, "served": ["item", "plain", "polled"],
                                "watching": {"polled": "interval"}}  # fmt: skip
     assert report["errors"] == []
