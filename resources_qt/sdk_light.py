@@ -24,8 +24,8 @@ def preload() -> None:
 
     Importing any `mcp.*` module first runs `mcp/__init__.py`, which imports the whole client and
     server stack (about 0.6 s, more on a loaded machine). Before its first paint the window needs
-    `UriTemplate`, `is_absolute_path` and `MCPError` (the test runner's view imports it), and the
-    SDK modules defining them import only the standard library and `mcp_types`. They run here
+    `UriTemplate` and `is_absolute_path`, and the SDK modules defining them import only the
+    standard library. They run here
     under their real names, so the later full `import mcp` (when a server starts) finds them in
     `sys.modules` and every class keeps one identity, and each is bound on its package when that
     arrives. Nothing is copied from the SDK.

@@ -165,18 +165,20 @@ def _run_queued(core: Dispatcher, slot: Slot, worker: WorkerProcess, job: Job[An
             job = core.next_for_lent(slot, alive=True, loop=loop)  # cancelled by its caller
             continue
         remaining = job.deadline - time.monotonic()
-        waited = job.taken_at - job.queued_at
-        if waited >= 0.05:
-            timeout_text = messages.timed_out_queued(call, job.timeout, waited)
-        else:
-            timeout_text = messages.timed_out(call, job.timeout)
+        timed_out = functools.partial(_queued_timeout_text, call, job.timeout, job.taken_at - job.queued_at)
         if remaining <= 0:
-            settle(job, Failed("timeout", timeout_text))
+            settle(job, Failed("timeout", timed_out()))
             job = core.next_for_lent(slot, alive=True, loop=loop)
             continue
         _DirectCall(core, slot, worker, call, outgoing, loop=loop, timeout=remaining,
-                    deliver=functools.partial(settle, job), timeout_text=timeout_text).begin(data)
+                    deliver=functools.partial(settle, job), timeout_text=timed_out).begin(data)
         return
+
+
+def _queued_timeout_text(call: Call, timeout: float, waited: float) -> str:
+    if waited >= 0.05:
+        return messages.timed_out_queued(call, timeout, waited)
+    return messages.timed_out(call, timeout)
 
 
 def _pickled(call: Call) -> bytes | None:
@@ -209,7 +211,7 @@ class _DirectCall:
         loop: asyncio.AbstractEventLoop,
         timeout: float,
         deliver: Callable[[Reply], None],
-        timeout_text: str | None = None,
+        timeout_text: Callable[[], str] | None = None,
     ) -> None:
         self._core = core
         self._slot = slot
@@ -219,7 +221,8 @@ class _DirectCall:
         self._loop = loop
         self._timeout = timeout
         self._deliver = deliver
-        self._timeout_text = timeout_text or messages.timed_out(call, timeout)
+        self._timeout_text = timeout_text
+        """The timeout's answer, made only if it comes to that (not on every read)."""
         self._buffer = bytearray()
         self._chunks: list[list[str]] = []
         self._started_wall = time.time()
@@ -358,7 +361,8 @@ class _DirectCall:
         self._timer = None
         if self._done:
             return
-        self._reply = Failed("timeout", self._timeout_text)
+        text = self._timeout_text() if self._timeout_text else messages.timed_out(self._call, self._timeout)
+        self._reply = Failed("timeout", text)
         # The kill shows as the pipe's EOF and the sentinel; the reply above wins.
         self._worker.interrupt()
 

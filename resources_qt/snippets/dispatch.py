@@ -249,13 +249,11 @@ class Dispatcher:
                 busy = Failed("busy", messages.busy(call, len(self.jobs)))
             else:
                 busy = None
+                runnable = self.running.get(call.key, 0) < self.limits.per_resource
                 # The first call a spare could take: the spares' threads hear of it (see _announce_locked).
-                first = (
-                    self.running.get(call.key, 0) < self.limits.per_resource
-                    and self._first_runnable_locked() is None
-                )
+                first = runnable and self._first_runnable_locked() is None
                 self.jobs.append(job)
-                if self.running.get(call.key, 0) >= self.limits.per_resource:
+                if not runnable:
                     self._watch_deadline_locked(job)  # it will wait for its own resource
                 elif idle < len(self.jobs):
                     self._keep_spare_locked()
