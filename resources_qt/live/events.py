@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-__all__ = ["DataChanged", "InstancesFailed", "InstancesListed", "LiveEvent", "LiveListener"]
+if TYPE_CHECKING:
+    from resources_qt.project import ResourceSpec
+
+__all__ = [
+    "DataChanged",
+    "InstancesFailed",
+    "InstancesListed",
+    "LiveEvent",
+    "LiveListener",
+    "WatchKind",
+    "watch_kinds",
+]
+
+WatchKind = Literal["files", "interval", "both"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,3 +58,15 @@ class DataChanged:
 
 LiveEvent = InstancesFailed | InstancesListed | DataChanged
 LiveListener = Callable[[LiveEvent], None]
+
+
+def watch_kinds(specs: Iterable[ResourceSpec]) -> dict[str, WatchKind]:
+    """Resources whose data is watched, and how (what `LiveData.watching` reports, and the window
+    shows before the live data exists)."""
+    out: dict[str, WatchKind] = {}
+    for spec in specs:
+        watch = spec.watch
+        if watch is None or watch.is_empty:
+            continue
+        out[spec.name] = "both" if watch.files and watch.interval else ("files" if watch.files else "interval")
+    return out

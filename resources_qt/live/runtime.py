@@ -12,7 +12,15 @@ from pathlib import Path
 from typing import Literal
 
 from resources_qt.collection import Resources
-from resources_qt.live.events import DataChanged, InstancesFailed, InstancesListed, LiveEvent, LiveListener
+from resources_qt.live.events import (
+    DataChanged,
+    InstancesFailed,
+    InstancesListed,
+    LiveEvent,
+    LiveListener,
+    WatchKind,
+    watch_kinds,
+)
 from resources_qt.live.instances import InstanceLister, InstancesError
 from resources_qt.live.poll import DigestPoller
 from resources_qt.live.watch_files import FileWatch
@@ -106,15 +114,9 @@ class LiveData:
             self.stop()
             self.start()
 
-    def watching(self) -> dict[str, Literal["files", "interval", "both"]]:
+    def watching(self) -> dict[str, WatchKind]:
         """Resources that are watched, and how."""
-        out: dict[str, Literal["files", "interval", "both"]] = {}
-        for name, spec in self._specs.items():
-            watch = spec.watch
-            if watch is None or watch.is_empty:
-                continue
-            out[name] = "both" if watch.files and watch.interval else ("files" if watch.files else "interval")
-        return out
+        return watch_kinds(self._specs.values())
 
     def add_listener(self, callback: LiveListener) -> Callable[[], None]:
         with self._lock:

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 from PySide6.QtCore import QObject, Signal, Slot
 
 from resources_qt.errors import ValidationError
-from resources_qt.live.events import DataChanged, InstancesFailed, InstancesListed
+from resources_qt.live.events import DataChanged, InstancesFailed, InstancesListed, watch_kinds
 from resources_qt.project import Project, ResourceSpec
-from resources_qt.qt.engine_parts import EngineParts, build_engine, import_engine, watch_kinds
+from resources_qt.qt.engine_parts import EngineParts, build_engine, import_engine
 from resources_qt.qt.pump import EventPump
 from resources_qt.resource import Resource
 from resources_qt.server.completion import complete_values
@@ -239,7 +239,7 @@ class ServerController(QObject):
         import_engine()  # outside the lock: edits on the GUI thread must not wait for the import
         with self._lock:
             if self._engine is None:
-                served = replace(self._project, resources=list(self._specs.values()))
+                served = self._served()
                 engine = build_engine(served, self._resources, self._pool, bus=self._bus,
                                       on_server_event=self._on_server_event, on_live_event=self._pump.push)  # fmt: skip
                 if self._shut:
@@ -254,7 +254,7 @@ class ServerController(QObject):
         new = project.copy()
         with self._lock:
             # Compare with what is actually served (a refused edit left its old version).
-            old = replace(self._project, resources=list(self._specs.values()))
+            old = self._served()
             self._apply_settings(new)
             if old.prelude != new.prelude:
                 self._pool.set_prelude(new.prelude)
@@ -327,8 +327,12 @@ class ServerController(QObject):
         engine = self._engine
         if self._shut or engine is None:
             return  # an engine built later gives its live data the served specs
-        project = replace(self._project, resources=list(self._specs.values()))
+        project = self._served()
         self._control.submit(engine.live.set_project, project).add_done_callback(_log_failure)
+
+    def _served(self) -> Project:
+        """The project as it is served: a refused edit leaves its resource's old version (under the lock)."""
+        return replace(self._project, resources=list(self._specs.values()))
 
     def _make(self, spec: ResourceSpec) -> Resource:
         return snippet_resource(spec, self._pool)
@@ -455,12 +459,8 @@ class ServerController(QObject):
         """Read `uri` as a client would; the outcome arrives as preview_finished."""
 
         async def run() -> None:
-            engine = self._engine
-            # No engine yet: the same read (resolution, reader, error mapping) on the collection it will serve.
-            if engine is not None:
-                outcome = await engine.server.read_for_preview(uri)
-            else:
-                outcome = await preview_read(self._resources, uri)
+            # The collection the engine serves (or will): the same read, resolution and error mapping.
+            outcome = await preview_read(self._resources, uri)
             self._pump.push_now(_Preview(outcome))  # a user is waiting: no batching delay
 
         self._run_off_gui(run)

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from importlib import import_module
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from resources_qt.collection import Resources
 from resources_qt.live.events import LiveListener
-from resources_qt.project import Project, ResourceSpec
+from resources_qt.project import Project
 from resources_qt.server.events import Observer
 from resources_qt.snippets import SnippetPool
 
@@ -18,11 +18,10 @@ if TYPE_CHECKING:  # the window's first paint must not wait for the SDK's server
     from resources_qt.live.runtime import LiveData
     from resources_qt.server.engine import ResourceServer
 
-__all__ = ["EngineParts", "build_engine", "import_engine", "watch_kinds"]
+__all__ = ["EngineParts", "build_engine", "import_engine"]
 
 logger = logging.getLogger(__name__)
 
-WatchKind = Literal["files", "interval", "both"]
 
 # What building a server imports: the SDK's server stack (about half a second), uvicorn, starlette.
 _ENGINE_MODULES = ("resources_qt.server.factory", "resources_qt.live.runtime")
@@ -65,7 +64,6 @@ def build_engine(
     `project.resources` are the specs served (the live data watches those); `resources` is the
     collection already holding them, which the server takes over as it is.
     """
-    import_engine()
     from resources_qt.live.runtime import LiveData
     from resources_qt.server.factory import build_server
 
@@ -78,13 +76,3 @@ def build_engine(
     logger.debug("Engine built for %d resources", len(project.resources))
     return EngineParts(server, live, hooks)
 
-
-def watch_kinds(specs: Iterable[ResourceSpec]) -> dict[str, WatchKind]:
-    """Resources whose data is watched, and how: what `LiveData.watching` reports once it has `specs`."""
-    out: dict[str, WatchKind] = {}
-    for spec in specs:
-        watch = spec.watch
-        if watch is None or watch.is_empty:
-            continue
-        out[spec.name] = "both" if watch.files and watch.interval else ("files" if watch.files else "interval")
-    return out

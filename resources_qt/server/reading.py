@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -69,10 +70,9 @@ async def preview_read(resources: Resources, uri: str, *, protocol_version: str 
     except ResourceError as exc:  # the code, message and data the server's middleware sends a client
         return _outcome(uri, match, started, error=(exc.code, exc.message, exc.data))
     except Exception as exc:
-        # Imported here: the window previews before the SDK is loaded, and only the SDK raises these.
-        from mcp.shared.exceptions import MCPError
-
-        if isinstance(exc, MCPError):
+        # Only the SDK raises MCPError: if it is not loaded (the window previews before it is), this is not one.
+        sdk_errors = sys.modules.get("mcp.shared.exceptions")
+        if sdk_errors is not None and isinstance(exc, sdk_errors.MCPError):
             return _outcome(uri, match, started, error=(exc.code, exc.message, exc.data))
         return _outcome(uri, match, started, error=(-32603, f"{type(exc).__name__}: {exc}", None))
     return _outcome(uri, match, started, contents=contents)
