@@ -491,6 +491,9 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def _on_warm_up(self) -> None:
+        handle = self.windowHandle()
+        if handle is not None:
+            handle.removeEventFilter(self)  # the fallback timer came first: the expose watch is done too
         if not self._shut_down and not self._warmed_up:
             self._warmed_up = True
             self.controller.warm_up()
