@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import concurrent.futures
 import threading
 from pathlib import Path
@@ -168,6 +169,27 @@ def test_a_loop_that_ends_mid_call_leaves_the_pool_usable(solo_pool: SnippetPool
     # The slot notices the closed loop, replaces the worker it lent, and serves the queued path again.
     assert read_text(solo_pool, OK) == "fine"
     eventually(lambda: healthy(solo_pool), 10, what="a healthy pool")
+
+
+def test_an_answer_of_many_pipe_reads_arrives_whole_on_the_loop(solo_pool: SnippetPool) -> None:
+    # Text and blob of about 3 MB each: the loop reads the answer in 64 KiB pieces over many callbacks.
+    source = (
+        "def read(uri, params):\n"
+        "    body = ''.join(chr(0x41 + i % 26) + chr(0x3b1 + i % 20) for i in range(1_500_000))\n"
+        "    return [text(body, uri=uri), blob(bytes(range(256)) * 8192, 'application/octet-stream', uri=uri + '/b')]\n"
+    )
+    _settle(solo_pool)
+    lent = solo_pool.call_counts()[0]
+
+    async def main() -> tuple[str | None, str | None]:
+        contents = await solo_pool.read(key="big", source=source, uri="t://big", params={})
+        return contents[0].text, contents[1].blob
+
+    text, blob = asyncio.run(main())
+    assert text == "".join(chr(0x41 + i % 26) + chr(0x3B1 + i % 20) for i in range(1_500_000))
+    assert blob is not None and base64.b64decode(blob) == bytes(range(256)) * 8192
+    assert solo_pool.call_counts()[0] == lent + 1
+    assert asyncio.run(_read(solo_pool, OK)) == "fine"
 
 
 def test_direct_calls_can_be_turned_off() -> None:
