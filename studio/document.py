@@ -44,13 +44,8 @@ _TEMPLATE_READER = """def read(uri, params):
 
 
 def copy_spec(spec: ResourceSpec) -> ResourceSpec:
-    """A detached copy: lists and dicts are not shared with the original."""
-    return replace(
-        spec,
-        icons=list(spec.icons),
-        samples=list(spec.samples),
-        completions={key: list(values) for key, values in spec.completions.items()},
-    )
+    """A detached copy: lists, dicts and the watch table are not shared with the original."""
+    return spec.copy()
 
 
 class InstancesFailure(NamedTuple):

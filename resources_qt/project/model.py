@@ -282,6 +282,19 @@ class ResourceSpec:
             return "size"
         return None
 
+    def copy(self) -> ResourceSpec:
+        """A copy that shares nothing mutable with this spec: its lists, tables and watch are its own.
+
+        The other fields are strings, numbers and frozen values (`Icon`, `Annotations`, `CacheHint`).
+        """
+        twin = copy.copy(self)
+        twin.icons = list(self.icons)
+        twin.samples = list(self.samples)
+        twin.completions = {name: list(values) for name, values in self.completions.items()}
+        if self.watch is not None:
+            twin.watch = WatchSpec(files=list(self.watch.files), interval=self.watch.interval)
+        return twin
+
     def sample_uris(self) -> list[str]:
         """The URIs to preview: the samples, or the URI itself for a direct resource."""
         if self.samples:
@@ -341,5 +354,11 @@ class Project:
                 seen[token] = spec.name
 
     def copy(self) -> Project:
-        """A copy that shares nothing mutable with this project (lists and tables included)."""
-        return copy.deepcopy(self)
+        """A copy that shares nothing mutable with this project (lists and tables included).
+
+        Field by field rather than `copy.deepcopy`, which took 40 ms for 1,000 resources (the
+        facade copies every project it is given); the layout is frozen and shared.
+        """
+        return Project(server=copy.copy(self.server), prelude=self.prelude,
+                       resources=[spec.copy() for spec in self.resources], path=self.path,
+                       tests=copy.deepcopy(self.tests), layout=self.layout)  # fmt: skip
