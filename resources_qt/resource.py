@@ -130,36 +130,41 @@ class CacheHint:
 
 def _reader_arity(reader: Reader) -> int:
     """1 for the seed's `reader(uri)`, 2 for `reader(uri, params)`."""
-    # A plain function, or an object whose class defines __call__ as one (a snippet's reader), says it
-    # in its code object; inspect.signature costs ~15-25 us, paid for every resource of a project as
-    # it opens.
-    code, skipped = None, 0
-    if type(reader) is FunctionType:
-        code = reader.__code__
-    elif type(call := type(reader).__call__) is FunctionType:
-        code, skipped = call.__code__, 1  # self
-    if code is not None and not hasattr(reader, "__wrapped__") and not hasattr(reader, "__signature__"):
-        count = code.co_argcount - skipped
-        if code.co_flags & inspect.CO_VARARGS or count >= 2:
-            return 2
-        if count == 1:
-            return 1
-        raise ValidationError("A reader takes the URI, or the URI and the template parameters")
-    try:
-        sig = inspect.signature(reader)
-    except (TypeError, ValueError):
+    shape = _code_shape(reader) or _signature_shape(reader)
+    if shape is None:
+        return 2  # no signature to read (a builtin): it is called as reader(uri, params)
+    positional, varargs = shape
+    if varargs or positional >= 2:
         return 2
-    positional = [
-        p
-        for p in sig.parameters.values()
-        if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    ]
-    has_var = any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in sig.parameters.values())
-    if has_var or len(positional) >= 2:
-        return 2
-    if len(positional) == 1:
+    if positional == 1:
         return 1
     raise ValidationError("A reader takes the URI, or the URI and the template parameters")
+
+
+def _code_shape(reader: Reader) -> tuple[int, bool] | None:
+    """Positional parameters and *args from the code object, for a plain function or a class whose
+    `__call__` is one (a snippet's reader): inspect.signature costs ~15-25 us, paid for every resource
+    of a project as it opens. None when only a signature can tell (wrapped or re-signed callables)."""
+    if hasattr(reader, "__wrapped__") or hasattr(reader, "__signature__"):
+        return None
+    if type(reader) is FunctionType:
+        code, skipped = reader.__code__, 0
+    elif type(call := type(reader).__call__) is FunctionType:
+        code, skipped = call.__code__, 1  # self
+    else:
+        return None
+    return code.co_argcount - skipped, bool(code.co_flags & inspect.CO_VARARGS)
+
+
+def _signature_shape(reader: Reader) -> tuple[int, bool] | None:
+    try:
+        parameters = inspect.signature(reader).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    positional = sum(
+        p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in parameters
+    )
+    return positional, any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters)
 
 
 _UNSAFE_URI_CHAR = re.compile(r"[\s\x00-\x1f\x7f]")
