@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -324,12 +324,35 @@ class Project:
     path: Path | None = None
     tests: list[TestSpec] = field(default_factory=list)
     """The `[[tests]]` entries: reads and what they must answer (see `resources_qt.testing`)."""
-    layout: Layout | None = field(default=None, repr=False, compare=False)
-    """How the file it was read from (or last saved to) is laid out, so a save keeps comments and style.
+    _layout: Layout | None = field(default=None, init=False, repr=False, compare=False)
+    _build_layout: Callable[[], Layout | None] | None = field(default=None, init=False, repr=False, compare=False)
 
-    Set by the loader and the writer; None for a project built in code (it is
-    written in the standard layout).
-    """
+    @property
+    def layout(self) -> Layout | None:
+        """How the file it was read from (or last saved to) is laid out, so a save keeps comments and style.
+
+        Set by the loader (built on first use: see `defer_layout`) and the writer; None for a
+        project built in code (it is written in the standard layout).
+        """
+        build = self._build_layout
+        if build is not None:
+            self._build_layout = None
+            self._layout = build()
+        return self._layout
+
+    @layout.setter
+    def layout(self, value: Layout | None) -> None:
+        self._build_layout = None
+        self._layout = value
+
+    def defer_layout(self, build: Callable[[], Layout | None]) -> None:
+        """`layout` is `build()`, called when it is first asked for (a save), not now.
+
+        `build` must not depend on this project's later state: the model may be edited in place
+        meanwhile, and the layout is of the file as it was read.
+        """
+        self._layout = None
+        self._build_layout = build
 
     def find(self, name: str) -> ResourceSpec | None:
         return next((spec for spec in self.resources if spec.name == name), None)
@@ -359,6 +382,8 @@ class Project:
         Field by field rather than `copy.deepcopy`, which took 40 ms for 1,000 resources (the
         facade copies every project it is given); the layout is frozen and shared.
         """
-        return Project(server=copy.copy(self.server), prelude=self.prelude,
+        twin = Project(server=copy.copy(self.server), prelude=self.prelude,
                        resources=[spec.copy() for spec in self.resources], path=self.path,
-                       tests=copy.deepcopy(self.tests), layout=self.layout)  # fmt: skip
+                       tests=copy.deepcopy(self.tests))  # fmt: skip
+        twin._layout, twin._build_layout = self._layout, self._build_layout
+        return twin

@@ -6,7 +6,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from resources_qt.project import Project, ResourceSpec, ServerSettings, loads_project
+from resources_qt.project import Project, ResourceSpec, ServerSettings, dumps_project, loads_project, render
 from resources_qt.project.model import WatchSpec
 from resources_qt.resource import Annotations, CacheHint, Icon
 from resources_qt.testing.spec import Expectation, TestSpec
@@ -86,7 +86,7 @@ def test_project_copy_is_equal_and_shares_nothing_mutable() -> None:
     )  # fmt: skip
     twin = project.copy()
     assert twin == project
-    assert twin.path == project.path and twin.layout is project.layout
+    assert twin.path == project.path and twin.layout is None
     # The expectation is frozen, but its JSON value is a dict: that is copied too.
     assert _shared_mutables(project, twin, "project") == []
     twin.server.name = "changed"
@@ -98,5 +98,43 @@ def test_a_loaded_project_copy_keeps_its_layout() -> None:
     text = 'format = 1\n\n[server]\nname = "p"\n\n[[resources]]\nname = "a"\nuri = "a://x"\nreader = "x"\n'
     project = loads_project(text, strict=False)
     twin = project.copy()
-    assert twin.layout is project.layout and twin.layout is not None
+    assert twin.layout == project.layout and twin.layout is not None
     assert twin == project
+
+
+_COMMENTED = """format = 1
+
+[server]
+name = "p"  # the server's name
+
+# the first resource
+[[resources]]
+name = "a"
+uri = "a://x"
+reader = "def read(uri, params):\\n    return 1\\n"
+
+[[resources]]
+name = "b"  # kept as written
+uri = "b://x"
+reader = "def read(uri, params):\\n    return 2\\n"
+"""
+
+
+def test_the_layout_is_of_the_file_as_read_even_when_the_project_is_edited_before_it_is_asked_for() -> None:
+    project = loads_project(_COMMENTED, strict=False)
+    as_read = project.resources[0].copy()
+    project.resources[0].title = "Edited in place"  # before anything asked for the layout
+    layout = project.layout
+    assert layout is not None
+    assert layout.of_kind("resources")[0].fingerprint == render.resource_text(as_read)
+    saved = dumps_project(project)
+    assert "# the first resource" in saved and 'name = "b"  # kept as written' in saved
+    assert 'title = "Edited in place"' in saved
+    assert loads_project(saved) == project
+
+
+def test_setting_the_layout_replaces_a_deferred_one() -> None:
+    project = loads_project(_COMMENTED, strict=False)
+    project.layout = None
+    assert project.layout is None
+    assert dumps_project(project) == dumps_project(Project(server=project.server, resources=project.resources))
