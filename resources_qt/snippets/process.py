@@ -11,7 +11,6 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from multiprocessing.connection import Connection, wait
 from multiprocessing.context import BaseContext
 from multiprocessing.process import BaseProcess
@@ -263,11 +262,11 @@ class WorkerProcess:
         known = self._snippets.get(slot) == call.digest
         prelude_known = self._prelude_digest == call.prelude_digest
         if known and prelude_known:
-            return replace(call, source=None, prelude=None)
+            return call.without(source=True, prelude=True)
         if known:
-            return replace(call, source=None)
+            return call.without(source=True, prelude=False)
         if prelude_known:
-            return replace(call, prelude=None)
+            return call.without(source=False, prelude=True)
         return call
 
     def _send(self, call: Call) -> bool:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
-from typing import Any, Literal
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal, Self
 
 __all__ = [
     "Call",
@@ -81,6 +83,20 @@ class Call:
     prelude_digest: str
     prelude: str | None
 
+    def without(self, *, source: bool, prelude: bool) -> Self:
+        """This call with its snippet source and/or prelude left out (the worker holds them)."""
+        values = list(_state(self))
+        if source:
+            values[_SOURCE] = None
+        if prelude:
+            values[_PRELUDE] = None
+        return type(self)(*values)
+
+    def __reduce__(self) -> tuple[type[Self], tuple[Any, ...]]:
+        # Rebuilt from its fields in order: the dataclass default for a frozen, slotted class goes
+        # through fields() and a setattr per field on both sides (7.4 + 8.4 us a call, against 3.4 + 4.1).
+        return type(self), _state(self)
+
 
 @dataclass(frozen=True, slots=True)
 class ReadCall(Call):
@@ -98,6 +114,20 @@ class CompleteCall(Call):
     variable: str = ""
     value: str = ""
     context: dict[str, str] = field(default_factory=dict)
+
+
+_CALL_FIELDS = [f.name for f in fields(Call)]
+_SOURCE, _PRELUDE = _CALL_FIELDS.index("source"), _CALL_FIELDS.index("prelude")
+_STATES: dict[type[Call], Callable[[Call], tuple[Any, ...]]] = {}
+
+
+def _state(call: Call) -> tuple[Any, ...]:
+    """A call's field values in declaration order, read in one C call."""
+    getter = _STATES.get(type(call))
+    if getter is None:  # one per Call class (there are two)
+        getter = _STATES[type(call)] = operator.attrgetter(*(f.name for f in fields(call)))
+    values: tuple[Any, ...] = getter(call)
+    return values
 
 
 @dataclass(frozen=True, slots=True)
