@@ -5,14 +5,10 @@ from __future__ import annotations
 import logging
 import os
 import tomllib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import tomlkit
-from tomlkit import items
-from tomlkit.container import Container
+from typing import TYPE_CHECKING, Any
 
 from resources_qt.errors import ValidationError
 from resources_qt.project import render
@@ -21,6 +17,9 @@ from resources_qt.project.layout import Group, Layout
 from resources_qt.project.loader import read_resource_table, read_server_table
 from resources_qt.project.model import Project, ResourceSpec, ServerSettings
 from resources_qt.testing.spec import TestSpec, TestSpecError, parse_test
+
+if TYPE_CHECKING:
+    import tomlkit
 
 __all__ = ["dumps_project", "render_project", "save_project"]
 
@@ -173,8 +172,10 @@ class _Renderer:
             tail = old[len(stripped) :] or "\n"
             text = f"{stripped}\n\nprelude = {render.block(prelude)}{tail}"
             return text if check(text) else render.top_text(self._project)
-        edited = _edit(
-            old, lambda doc: _apply(doc, entries, full=full, order=["format", "prelude"]), check, what="the top"
+        from resources_qt.project.table_edit import apply_entries, edit_text  # tomlkit: see table_edit
+
+        edited = edit_text(
+            old, lambda doc: apply_entries(doc, entries, full=full, order=["format", "prelude"]), check, what="the top"
         )
         return edited if edited is not None else render.top_text(self._project)
 
@@ -204,9 +205,11 @@ class _Renderer:
             def check(edited: str) -> bool:
                 return read_server_table(tomllib.loads(edited)["server"]) == server
 
-            text = _edit(
+            from resources_qt.project.table_edit import apply_entries, edit_text, table_of
+
+            text = edit_text(
                 olds[0].text,
-                lambda doc: _apply(_table(doc["server"]), entries, full=full, order=list(full)),
+                lambda doc: apply_entries(table_of(doc["server"]), entries, full=full, order=list(full)),
                 check,
                 what="[server]",
             )
@@ -224,10 +227,13 @@ class _Renderer:
             def check(edited: str) -> bool:
                 return read_resource_table(tomllib.loads(edited)["resources"][0]) == spec
 
-            def edit(doc: tomlkit.TOMLDocument) -> None:
-                _apply(_entry(doc, "resources"), entries, full=full, order=render.RESOURCE_ORDER, same=_same_resource)
+            from resources_qt.project.table_edit import apply_entries, edit_text, entry_of
 
-            text = _edit(
+            def edit(doc: tomlkit.TOMLDocument) -> None:
+                apply_entries(entry_of(doc, "resources"), entries, full=full, order=render.RESOURCE_ORDER,
+                              same=_same_resource)  # fmt: skip
+
+            text = edit_text(
                 old.text,
                 edit,
                 check,
@@ -250,9 +256,11 @@ class _Renderer:
                 except TestSpecError:
                     return False
 
-            text = _edit(
+            from resources_qt.project.table_edit import apply_entries, edit_text, entry_of
+
+            text = edit_text(
                 old.text,
-                lambda doc: _apply(_entry(doc, "tests"), entries, full=entries, order=list(entries)),
+                lambda doc: apply_entries(entry_of(doc, "tests"), entries, full=entries, order=list(entries)),
                 check,
                 what=f"test {test.name!r}",
             )
@@ -287,114 +295,8 @@ def _pair(olds: Sequence[Group], wanted: Sequence[tuple[str, str, str]]) -> list
     return result
 
 
-# -- editing one table with tomlkit ------------------------------------------------------
-
-
-def _edit(
-    old: str, edit: Callable[[tomlkit.TOMLDocument], None], check: Callable[[str], bool], *, what: str
-) -> str | None:
-    """`old` edited in place, or None (standard layout then) when the edit would not load back as the model."""
-    try:
-        doc = tomlkit.parse(old)
-        edit(doc)
-        text = doc.as_string()
-    except ValidationError:
-        raise  # a string TOML cannot carry: nothing can be saved
-    except Exception:  # a tomlkit quirk must never cost the save; the standard layout is always right
-        logger.warning("Rewrote %s in the standard layout: editing it in place failed", what, exc_info=True)
-        return None
-    try:
-        same = check(text)
-    except (ValueError, KeyError, IndexError, TypeError):  # the edit broke the table's shape
-        same = False
-    if same:
-        return text
-    logger.warning("Rewrote %s in the standard layout: the edited text did not load back the same", what)
-    return None
-
-
-def _table(item: Any) -> items.Table | items.InlineTable:
-    if not isinstance(item, items.Table | items.InlineTable):
-        raise TypeError(f"expected a table, found {type(item).__name__}")
-    return item
-
-
-def _entry(doc: tomlkit.TOMLDocument, kind: str) -> items.Table:
-    array = doc[kind]
-    if not isinstance(array, items.AoT) or len(array) != 1:
-        raise TypeError(f"expected one [[{kind}]] entry")
-    return array[0]
-
-
-def _apply(
-    table: items.Table | items.InlineTable | tomlkit.TOMLDocument,
-    entries: Mapping[str, Any],
-    *,
-    full: Mapping[str, Any],
-    order: Sequence[str],
-    same: Callable[[str, Any, Any], bool] = lambda _name, old, new: bool(old == new),
-) -> None:
-    """Make `table` hold `entries`: equal values untouched, changed ones replaced in place, others removed."""
-    for name in list(table.keys()):
-        current = table[name]
-        if same(name, render.plain(current.unwrap() if isinstance(current, items.Item) else current), full.get(name)):
-            continue
-        if name not in entries:
-            del table[name]
-            continue
-        wanted = entries[name]
-        if isinstance(wanted, Mapping) and isinstance(current, items.Table | items.InlineTable):
-            _apply(current, wanted, full=wanted, order=list(wanted))
-        elif isinstance(current, items.AoT | items.Table):
-            del table[name]
-        else:
-            table[name] = _item(name, wanted, like=current)
-    known = [name for name in order if name in entries] + [name for name in entries if name not in order]
-    container = _container(table)
-    for position, name in enumerate(known):
-        if name in table:
-            continue
-        item = _item(name, entries[name], like=None)
-        # Beside the plain keys: a key below a sub-table's header would belong to the sub-table.
-        plain_keys = {key for key in table if not isinstance(table[key], items.Table | items.AoT)}
-        before = next((k for k in reversed(known[:position]) if k in plain_keys), None)
-        after = next((k for k in known[position + 1 :] if k in plain_keys), None)
-        first_sub = next((k for k in table if k not in plain_keys), None)
-        if before is not None:
-            container._insert_after(before, name, item)
-        elif after is not None:
-            container._insert_at(_body_index(container, after), name, item)
-        elif first_sub is not None:
-            container._insert_at(_body_index(container, first_sub), name, item)
-        else:
-            table.add(name, item)
-
-
 def _same_resource(name: str, old: Any, new: Any) -> bool:
     """Equal as the loader reads them: a cache hint without a scope is private."""
     if name == "cache" and isinstance(old, dict) and isinstance(new, dict):
         return {"ttl_ms": 0, "scope": "private", **old} == new
     return bool(old == new)
-
-
-def _container(table: items.Table | items.InlineTable | tomlkit.TOMLDocument) -> Container:
-    return table if isinstance(table, Container) else table.value
-
-
-def _body_index(container: Container, name: str) -> int:
-    for index, (key, _value) in enumerate(container.body):
-        if key is not None and key.key == name:
-            return index
-    raise KeyError(name)
-
-
-def _item(name: str, wanted: Any, *, like: Any) -> items.Item:
-    """The new value as a tomlkit item, in the style of the value it replaces where that can hold it."""
-    text = render.render_key(name, wanted)
-    if isinstance(wanted, str) and isinstance(like, items.String) and name not in render.BLOCK_KEYS:
-        one_line = "\n" not in wanted and "\r" not in wanted
-        if like.type is items.StringType.SLL and one_line and "'" not in wanted and wanted.isprintable():
-            text = f"'{wanted}'"
-        elif like.type.is_multiline() and not one_line:
-            text = render.block(wanted)
-    return tomlkit.value(text)
