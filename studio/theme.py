@@ -120,8 +120,13 @@ def apply_theme(app: QApplication, name: str) -> None:
             app.setStyle(system_style)
         app.setPalette(_SYSTEM_PALETTE.get("palette", QPalette()))
     else:
-        app.setStyle(StudioStyle())
-        app.setPalette(_palette(_DARK if name == "dark" else _LIGHT))
+        # Applied again (the window marks its View menu at start), it changes nothing: a new style
+        # would re-polish every widget.
+        if not (isinstance(style, StudioStyle) and app.property(_THEME_PROPERTY) == name):
+            app.setStyle(StudioStyle())
+        palette = _palette(_DARK if name == "dark" else _LIGHT)
+        if app.palette() != palette:
+            app.setPalette(palette)
     app.setProperty(_THEME_PROPERTY, name)
     logger.debug("theme %s applied", name)
 

@@ -25,7 +25,8 @@ class GuiThreadCollector(QObject):
     """Disables automatic garbage collection and collects from a GUI-thread timer.
 
     Create it on the GUI thread (parented to the application) and call
-    `install()`; `uninstall()` restores automatic collection as it was.
+    `install()`; `uninstall()` restores automatic collection as it was (and
+    unfreezes what `freeze_later` froze). No signals.
     """
 
     def __init__(self, parent: QObject | None = None, *, interval_ms: int = 250) -> None:
@@ -35,6 +36,7 @@ class GuiThreadCollector(QObject):
         self._timer.timeout.connect(self._on_timeout)
         self._thresholds = gc.get_threshold()
         self._was_enabled = gc.isenabled()
+        self._frozen = False
         self.collected = 0
 
     @property
@@ -49,8 +51,28 @@ class GuiThreadCollector(QObject):
 
     def uninstall(self) -> None:
         self._timer.stop()
+        if self._frozen:
+            self._frozen = False
+            gc.unfreeze()  # an in-process caller (a test, a script) gets its collector back as it was
         if self._was_enabled:
             gc.enable()
+
+    def freeze_later(self, delay_ms: int) -> None:
+        """In `delay_ms`, on the GUI thread: collect everything once, then freeze what survives (`gc.freeze`).
+
+        For what start-up built, which lives as long as the app: frozen, later full collections walk
+        only newer objects (they took 76-194 ms in the studio). Start-up's garbage is collected
+        first, or freezing would keep it for good; the delay keeps both off the first paint.
+        """
+        QTimer.singleShot(delay_ms, self, self._on_freeze_due)
+
+    @Slot()
+    def _on_freeze_due(self) -> None:
+        if not self.installed:
+            return  # uninstalled meanwhile: nothing to freeze for
+        self.collected += gc.collect()
+        gc.freeze()
+        self._frozen = True
 
     @Slot()
     def _on_timeout(self) -> None:

@@ -6,7 +6,7 @@ import gc
 import threading
 import weakref
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, QTimer
 from pytestqt.qtbot import QtBot
 
 from resources_qt.qt.gc_guard import GuiThreadCollector
@@ -53,3 +53,31 @@ def test_cycles_are_collected_by_the_gui_thread(qtbot: QtBot) -> None:
     finally:
         collector.uninstall()
     assert gc.isenabled() == previous
+
+
+def test_freeze_later_collects_then_freezes_and_uninstall_unfreezes(qtbot: QtBot) -> None:
+    gc.unfreeze()  # whatever an earlier test left frozen
+    collector = GuiThreadCollector(interval_ms=10_000)
+    collector.install()
+    try:
+        garbage = weakref.ref(_Cycle())  # start-up's garbage: collected, not frozen for good
+        kept = _Cycle()
+        collector.freeze_later(0)
+        assert gc.get_freeze_count() == 0  # not before the delay (the first paint)
+        qtbot.waitUntil(lambda: gc.get_freeze_count() > 0, timeout=5_000)
+        assert garbage() is None and kept.me is kept
+    finally:
+        collector.uninstall()
+    assert gc.get_freeze_count() == 0
+
+
+def test_freeze_later_does_nothing_once_uninstalled(qtbot: QtBot) -> None:
+    gc.unfreeze()
+    collector = GuiThreadCollector(interval_ms=10_000)
+    collector.install()
+    collector.freeze_later(0)
+    collector.uninstall()
+    later: list[bool] = []
+    QTimer.singleShot(1, lambda: later.append(True))  # due after the freeze's timer
+    qtbot.waitUntil(lambda: bool(later), timeout=5_000)
+    assert gc.get_freeze_count() == 0
