@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+import hmac
 import logging
 import time
 from typing import Any
 
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from resources_qt.server.sdk_private import http_transports
+from resources_qt.server.sdk_private import discard_session, http_transports
 
 __all__ = ["EvictingAdmission"]
 
 logger = logging.getLogger(__name__)
 
 _HEADER = MCP_SESSION_ID_HEADER.encode("latin-1")
+_VERSION_HEADER = MCP_PROTOCOL_VERSION_HEADER.lower().encode("latin-1")
 
 
 class EvictingAdmission:
@@ -31,9 +35,13 @@ class EvictingAdmission:
     every session is busy, the SDK answers 503 as before.
     """
 
-    def __init__(self, app: ASGIApp, manager: StreamableHTTPSessionManager) -> None:
+    def __init__(
+        self, app: ASGIApp, manager: StreamableHTTPSessionManager, *, path: str, token: str | None = None
+    ) -> None:
         self.app = app
         self.manager = manager
+        self._path = path
+        self._bearer = f"Bearer {token}".encode("latin-1") if token else None
         self._last_active: dict[str, float] = {}
         self._in_flight: dict[str, int] = {}
         self.evicted = 0
@@ -44,7 +52,7 @@ class EvictingAdmission:
             return
         session_id = _session_header(scope)
         if session_id is None:
-            if scope.get("method") == "POST" and self._full():
+            if self._may_open_session(scope) and self._full():
                 await self._evict_one()
             await self.app(scope, receive, _LearnSession(send, self))
             return
@@ -61,6 +69,24 @@ class EvictingAdmission:
                 self._last_active[session_id] = time.monotonic()
             else:
                 self._last_active.pop(session_id, None)
+
+    def _may_open_session(self, scope: Scope) -> bool:
+        """Whether the SDK would open a session for this request: only then may it cost another one.
+
+        A POST to the endpoint in the handshake era (the SDK's own routing: no
+        protocol-version header, or a handshake version), with the bearer
+        token when one is required. A 2026-07-28 request opens none, and a
+        request the SDK will refuse as unauthorised must not end anyone's
+        session.
+        """
+        if scope.get("method") != "POST" or scope.get("path") != self._path:
+            return False
+        version = _header(scope, _VERSION_HEADER)
+        if version is not None and version.decode("latin-1") not in HANDSHAKE_PROTOCOL_VERSIONS:
+            return False
+        if self._bearer is None:
+            return True
+        return hmac.compare_digest(_header(scope, b"authorization") or b"", self._bearer)
 
     def learned(self, session_id: str) -> None:
         self._last_active[session_id] = time.monotonic()
@@ -86,7 +112,7 @@ class EvictingAdmission:
         logger.info("Session limit reached: ending the longest-idle session %r", victim)
         self._last_active.pop(victim, None)
         self.evicted += 1
-        await self.manager._discard_session(victim, transport)
+        await discard_session(self.manager, victim, transport)
 
 
 class _LearnSession:
@@ -106,8 +132,13 @@ class _LearnSession:
 
 
 def _session_header(scope: Scope) -> str | None:
-    for name, value in scope.get("headers", ()):
-        if name == _HEADER:
-            text: str = value.decode("latin-1")
-            return text
+    value = _header(scope, _HEADER)
+    return value.decode("latin-1") if value is not None else None
+
+
+def _header(scope: Scope, name: bytes) -> bytes | None:
+    for key, value in scope.get("headers", ()):
+        if key == name:
+            found: bytes = value
+            return found
     return None

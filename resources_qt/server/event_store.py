@@ -1,4 +1,4 @@
-"""A bounded in-memory SDK `EventStore`, so a dropped standalone stream resumes with `Last-Event-ID`."""
+"""A bounded in-memory SDK `EventStore` per session, so a dropped standalone stream resumes with `Last-Event-ID`."""
 
 from __future__ import annotations
 
@@ -7,15 +7,19 @@ import threading
 from collections import OrderedDict, deque
 
 from mcp.server.streamable_http import EventCallback, EventId, EventMessage, EventStore, StreamId
-from mcp_types import JSONRPCMessage
+from mcp_types import JSONRPCError, JSONRPCMessage, JSONRPCResponse
 
-__all__ = ["BoundedEventStore"]
+__all__ = ["SESSION_STREAMS", "BoundedEventStore"]
 
 EVENTS_PER_STREAM = 100
 """Events kept per stream: enough for a client that reconnects within seconds."""
 
 MAX_STREAMS = 10_000
-"""Streams remembered at once; the least recently written is forgotten first (a client can open many)."""
+"""Streams one store remembers at once; the least recently written is forgotten first."""
+
+SESSION_STREAMS = 8
+"""Streams a session's own store remembers: its standalone GET stream, plus request streams when requests
+are answered as SSE (answered as JSON, a request has no stream to resume)."""
 
 
 class BoundedEventStore(EventStore):
@@ -24,19 +28,35 @@ class BoundedEventStore(EventStore):
     An id is `<stream>/<n>`, so replay finds its stream without an index. An
     id that was forgotten (or never minted here) replays nothing, and the
     client simply gets the live stream: the SDK's behaviour for an unknown id.
+
+    The SDK names a stream by the request id it answers (or `_GET_stream`),
+    so ids are only unique within one session: every session gets a store of
+    its own (`resources_qt.server.sdk_private.give_sessions_event_stores`),
+    or one client could replay another's messages by naming them. Without
+    `keep_responses` (requests answered as one JSON body), responses are not
+    kept at all: nothing would ever replay them, and they can be megabytes.
     """
 
-    def __init__(self, *, per_stream: int = EVENTS_PER_STREAM, max_streams: int = MAX_STREAMS) -> None:
+    def __init__(
+        self,
+        *,
+        per_stream: int = EVENTS_PER_STREAM,
+        max_streams: int = MAX_STREAMS,
+        keep_responses: bool = True,
+    ) -> None:
         if per_stream < 1 or max_streams < 1:
             raise ValueError("per_stream and max_streams must be at least 1")
         self._per_stream = per_stream
         self._max_streams = max_streams
+        self._keep_responses = keep_responses
         self._streams: OrderedDict[StreamId, deque[tuple[int, JSONRPCMessage | None]]] = OrderedDict()
         self._counter = itertools.count(1)
         self._lock = threading.Lock()
 
     async def store_event(self, stream_id: StreamId, message: JSONRPCMessage | None) -> EventId:
         number = next(self._counter)
+        if not self._keep_responses and isinstance(message, JSONRPCResponse | JSONRPCError):
+            return f"{stream_id}/{number}"  # it went out as a JSON body; the id names nothing to replay
         with self._lock:
             events = self._streams.get(stream_id)
             if events is None:
@@ -66,3 +86,7 @@ class BoundedEventStore(EventStore):
     def stream_count(self) -> int:
         with self._lock:
             return len(self._streams)
+
+    def event_count(self) -> int:
+        with self._lock:
+            return sum(len(events) for events in self._streams.values())

@@ -20,7 +20,8 @@ from pydantic import AnyHttpUrl
 
 from resources_qt.server.admission import EvictingAdmission
 from resources_qt.server.disconnects import install_disconnect_filter
-from resources_qt.server.event_store import BoundedEventStore
+from resources_qt.server.event_store import SESSION_STREAMS, BoundedEventStore
+from resources_qt.server.sdk_private import give_sessions_event_stores
 
 __all__ = [
     "DEFAULT_MAX_REQUEST_BODY_SIZE",
@@ -137,10 +138,15 @@ def build_app(
         max_sessions=max_sessions,
         json_response=json_response,
         # Resumable streams: a client that lost its GET stream reconnects with Last-Event-ID and gets
-        # what it missed (bounded), instead of the HTTP 500 the SDK answers without a store.
-        event_store=BoundedEventStore(),
+        # what it missed (bounded), instead of the HTTP 500 the SDK answers without a store. Each
+        # session gets a store of its own below; this one only switches resumability on.
+        event_store=BoundedEventStore(max_streams=1),
     )
-    return EvictingAdmission(app, server.session_manager)
+    give_sessions_event_stores(
+        server.session_manager,
+        lambda: BoundedEventStore(max_streams=SESSION_STREAMS, keep_responses=not json_response),
+    )
+    return EvictingAdmission(app, server.session_manager, path=MCP_PATH, token=token)
 
 
 KEEP_ALIVE_SECONDS = 30

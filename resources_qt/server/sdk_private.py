@@ -8,13 +8,21 @@ against the installed SDK, and pyproject pins the SDK's minor version.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from mcp.server.auth.middleware.bearer_auth import AuthorizationContext
 from mcp.server.lowlevel import Server
-from mcp.server.streamable_http import StreamableHTTPServerTransport
+from mcp.server.streamable_http import EventStore, StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-__all__ = ["http_transports", "live_session_manager", "request_connection"]
+__all__ = [
+    "discard_session",
+    "give_sessions_event_stores",
+    "http_transports",
+    "live_session_manager",
+    "request_connection",
+]
 
 
 def request_connection(ctx: Any) -> Any:
@@ -48,3 +56,32 @@ def http_transports(manager: StreamableHTTPSessionManager) -> dict[str, Streamab
     """
     transports: dict[str, StreamableHTTPServerTransport] = manager._server_instances
     return transports
+
+
+async def discard_session(
+    manager: StreamableHTTPSessionManager, session_id: str, transport: StreamableHTTPServerTransport
+) -> None:
+    """End and forget one session as the manager does after a DELETE (no public way to end one)."""
+    await manager._discard_session(session_id, transport)
+
+
+def give_sessions_event_stores(manager: StreamableHTTPSessionManager, make: Callable[[], EventStore]) -> None:
+    """Give every session the manager opens from now on an event store of its own, made by `make`.
+
+    The SDK hands one store to every session's transport and names a stream
+    by the request id it answers (or `_GET_stream`): ids that repeat across
+    sessions, so with one shared store a client that names another session's
+    event id in `Last-Event-ID` gets that session's messages replayed. The
+    manager's `_admit_session` creates each transport; the new transport's
+    `_event_store` is replaced before the opening request is served, so the
+    shared store never holds anything.
+    """
+    admit = manager._admit_session
+
+    def admitted(requestor: AuthorizationContext | None) -> StreamableHTTPServerTransport | None:
+        transport = admit(requestor)
+        if transport is not None:
+            transport._event_store = make()
+        return transport
+
+    manager._admit_session = admitted  # type: ignore[method-assign]

@@ -158,3 +158,15 @@ def test_the_event_store_is_bounded_per_stream_and_in_streams() -> None:
     store = BoundedEventStore(per_stream=3, max_streams=2)
     got, forgotten = asyncio.run(_replay_after_five(store, others=("b", "c")))  # "a" is the least recently written
     assert forgotten is None and got == [] and store.stream_count() == 2
+
+
+def test_the_event_store_keeps_no_responses_when_requests_are_answered_as_json() -> None:
+    async def store_three(store: BoundedEventStore) -> int:
+        await store.store_event("7", types.JSONRPCResponse(jsonrpc="2.0", id=7, result={"big": "x" * 10_000}))
+        failed = types.JSONRPCError(jsonrpc="2.0", id=8, error=types.ErrorData(code=1, message="m"))
+        await store.store_event("8", failed)
+        await store.store_event("_GET_stream", types.JSONRPCNotification(jsonrpc="2.0", method="m"))
+        return store.event_count()
+
+    assert asyncio.run(store_three(BoundedEventStore(keep_responses=False))) == 1  # the notification only
+    assert asyncio.run(store_three(BoundedEventStore())) == 3

@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 from types import SimpleNamespace
 
 import pytest
 from mcp.server.lowlevel import Server
 from mcp.server.session import ServerSession
+from mcp.server.streamable_http import StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-from resources_qt.server.sdk_private import http_transports, live_session_manager, request_connection
+from resources_qt.server.event_store import BoundedEventStore
+from resources_qt.server.sdk_private import (
+    discard_session,
+    give_sessions_event_stores,
+    http_transports,
+    live_session_manager,
+    request_connection,
+)
 
 
 def test_the_session_manager_is_none_before_the_app_and_the_manager_after() -> None:
@@ -32,11 +42,37 @@ def test_the_manager_keeps_its_transports_in_a_dict_by_session_id() -> None:
 def test_a_request_reaches_its_connection_through_the_server_session() -> None:
     # The attribute is set in ServerSession.__init__; reading the class source keeps this test free of a live
     # session while still failing the day the SDK renames it.
-    import inspect
-
     assert "self._connection" in inspect.getsource(ServerSession.__init__)
     marker = object()
     assert request_connection(SimpleNamespace(session=SimpleNamespace(_connection=marker))) is marker
     assert request_connection(SimpleNamespace(session=None)) is None
     with pytest.raises(AttributeError):
         request_connection(SimpleNamespace(session=SimpleNamespace()))
+
+
+def test_each_session_the_manager_admits_gets_a_store_of_its_own() -> None:
+    server: Server[object] = Server("private-check")
+    server.streamable_http_app(event_store=BoundedEventStore(max_streams=1))
+    manager = server.session_manager
+    made: list[BoundedEventStore] = []
+
+    def make() -> BoundedEventStore:
+        made.append(BoundedEventStore())
+        return made[-1]
+
+    give_sessions_event_stores(manager, make)
+    first, second = manager._admit_session(None), manager._admit_session(None)
+    assert first is not None and second is not None
+    assert [first._event_store, second._event_store] == made and made[0] is not made[1]
+    assert set(http_transports(manager)) == {first.mcp_session_id, second.mcp_session_id}
+    assert "self._event_store = event_store" in inspect.getsource(StreamableHTTPServerTransport.__init__)
+
+
+def test_a_session_is_ended_the_way_a_delete_ends_it() -> None:
+    server: Server[object] = Server("private-check")
+    server.streamable_http_app()
+    manager = server.session_manager
+    transport = manager._admit_session(None)
+    assert transport is not None and transport.mcp_session_id is not None
+    asyncio.run(discard_session(manager, transport.mcp_session_id, transport))
+    assert http_transports(manager) == {}
