@@ -283,9 +283,20 @@ class LiveData:
         for name, paths in hit.items():
             await self._announce(name, "files", self.subscribed_uris(name), paths=paths)
 
+    def _forget(self, name: str) -> None:
+        """Drop every cached answer of resource `name` (all of a template's instances).
+
+        A watched change must reach every client, not only the subscribed ones:
+        `updated` drops only the URIs it names, and only subscribed URIs are named.
+        """
+        resource = self.resources.get(name)
+        if resource is not None:
+            self._server.read_cache.invalidate_resource(resource)
+
     async def _announce(
         self, name: str, cause: Literal["files", "interval"], uris: Sequence[str], *, paths: tuple[str, ...] = ()
     ) -> None:
+        self._forget(name)  # before anything goes out: whoever hears of the change re-reads it fresh
         for uri in uris:
             await self._server.send_resource_updated(uri)
         spec = self._specs.get(name)
@@ -306,6 +317,8 @@ class LiveData:
                 continue
             uris = self.subscribed_uris(spec.name) if server.enable_resource_subscriptions else []
             changed = await poller.poll(uris)
+            if changed:
+                self._forget(spec.name)  # the data behind every URI of the resource may have moved
             list_changed = False
             if spec.instances.strip() and server.enable_resource_notifications and server.sessions():
                 list_changed = bool(await self._relist(announce=True, only=[spec.name]))
