@@ -27,6 +27,10 @@ class LocalDelivery(Protocol):
         """Send updated to this server's subscribers of `uri` (only `session_id` if given)."""
         ...
 
+    def changed(self, event: BusEvent) -> None:
+        """Another replica's `event` is not delivered here: still let this server know the content changed."""
+        ...
+
     def holds_session(self, session_id: str) -> bool:
         """True when the session lives on this server."""
         ...
@@ -147,13 +151,17 @@ class NotificationRelay:
 
     async def _on_remote(self, envelope: Envelope) -> None:
         event = envelope.event
+        # Not delivered here, but the content changed all the same: locally an
+        # updated / list_changed drops cached answers whoever is told (issue 14).
         if not self.local.accepts(event):
+            self.local.changed(event)
             return
         if (
             isinstance(event, Updated)
             and envelope.session_id is not None
             and not self.local.holds_session(envelope.session_id)
         ):
+            self.local.changed(event)
             return  # the session lives on another replica (or nowhere)
         key = envelope.key
         if key is not None:

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from resources_qt.bus.events import BusEvent, ListChanged
+from resources_qt.bus.events import BusEvent, ListChanged, Updated
 from resources_qt.server.events import NotificationSent, ServerEvent, Traffic
 from resources_qt.server.sessions import Session, SessionRegistry
 
@@ -55,7 +55,12 @@ class Notifier:
 
         return unsubscribe
 
-    def _heard(self, method: str, uri: str) -> None:
+    def heard(self, method: str, uri: str) -> None:
+        """Tell the listeners `method` happened for `uri` ("" for list_changed) without sending anything.
+
+        For a change this server must know of though nobody here is to be told
+        (another replica's notification, with this one's switch off).
+        """
         for callback in self._listeners:
             try:
                 callback(method, uri)
@@ -63,7 +68,7 @@ class Notifier:
                 logger.exception("Notification listener %r failed on %s", callback, method)
 
     async def list_changed(self) -> int:
-        self._heard(LIST_CHANGED, "")
+        self.heard(LIST_CHANGED, "")
         sent = 0
         for session in self._registry.list_listeners():
             if await self._deliver(session, LIST_CHANGED, "", session.send_list_changed()):
@@ -73,7 +78,7 @@ class Notifier:
 
     async def updated(self, uri: str, only: str | None = None) -> int:
         """To every subscriber of exactly `uri`, or only to session `only` if it is one."""
-        self._heard(UPDATED, uri)
+        self.heard(UPDATED, uri)
         targets = self._registry.subscribers(uri)
         if only is not None:
             targets = [s for s in targets if s.id == only]
@@ -123,6 +128,14 @@ class EngineDelivery:
 
     async def deliver_updated(self, uri: str, session_id: str | None) -> int:
         return await self._notifier.updated(uri, session_id)
+
+    def changed(self, event: BusEvent) -> None:
+        # Locally an updated / list_changed drops cached answers even when nobody
+        # is told (switches off); one from another replica must do the same.
+        if isinstance(event, Updated):
+            self._notifier.heard(UPDATED, event.uri)
+        elif isinstance(event, ListChanged):
+            self._notifier.heard(LIST_CHANGED, "")
 
     def holds_session(self, session_id: str) -> bool:
         return self._registry.get(session_id) is not None

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from helpers.redis_server import RedisServer, redis_server
 
-from resources_qt.bus.events import BusEvent, ListChanged
+from resources_qt.bus.events import BusEvent, ListChanged, Updated
 from resources_qt.bus.redis_bus import RedisBus
 from resources_qt.bus.relay import NotificationRelay
 
@@ -46,6 +46,8 @@ class Replica:
         self.notifications = notifications
         self.subscriptions = subscriptions
         self.received: list[tuple[str, str, str | None]] = []
+        self.heard: list[BusEvent] = []
+        """Events from other replicas not delivered here (what drops the server's read cache)."""
 
     async def deliver_list_changed(self) -> int:
         self.received.append(("list_changed", "", None))
@@ -54,6 +56,9 @@ class Replica:
     async def deliver_updated(self, uri: str, session_id: str | None) -> int:
         self.received.append(("updated", uri, session_id))
         return 1
+
+    def changed(self, event: BusEvent) -> None:
+        self.heard.append(event)
 
     def holds_session(self, session_id: str) -> bool:
         return session_id in self.sessions
@@ -109,6 +114,22 @@ async def test_per_session_sends_reach_only_where_the_session_lives(
     bus_a = relay_a.bus
     assert isinstance(bus_a, RedisBus)
     assert bus_a.stats.published == 1  # only the send for b's session left replica a
+
+
+async def test_what_a_replica_does_not_deliver_it_still_hears_as_a_change(
+    fleet: list[tuple[Replica, NotificationRelay]],
+) -> None:
+    (a, relay_a), (b, _relay_b), (c, _relay_c) = fleet
+    await relay_a.updated("demo://x")  # c serves without subscriptions
+    await relay_a.updated("demo://theirs", "b-1")  # only b holds the session
+    await relay_a.list_changed()  # a marker: delivered everywhere
+    await until(lambda: LC in b.received and LC in c.received)
+    assert c.received == [LC]
+    # Every replica's cache must forget what changed, told or not (issue 14).
+    assert c.heard == [Updated("demo://x"), Updated("demo://theirs")]
+    assert b.received == [("updated", "demo://x", None), ("updated", "demo://theirs", "b-1"), LC]
+    assert b.heard == []
+    assert a.heard == []  # its own sends are delivered, never heard back
 
 
 async def test_a_keyed_change_is_delivered_once_per_replica_whoever_raises_it(
