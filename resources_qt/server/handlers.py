@@ -107,9 +107,10 @@ class _Handlers:
         hint = resource.cache
         ticket: Ticket | None = None
         if hint is not None and hint.ttl_ms > 0:
-            kept, ticket = self._cache.lookup(uri, resource, engine.resources)
+            kept, ticket, ttl_left_ms = self._cache.lookup(uri, resource, engine.resources)
             if kept is not None:
-                result: types.ReadResourceResult = kept
+                # What is left of the TTL: a client that caches the answer must not keep it past the server's.
+                result: types.ReadResourceResult = kept.model_copy(update={"ttl_ms": ttl_left_ms})
                 return result
         try:
             contents = await resource.read(uri, match.params)
@@ -124,7 +125,10 @@ class _Handlers:
             return types.ReadResourceResult(contents=wire)
         result = types.ReadResourceResult(contents=wire, ttl_ms=hint.ttl_ms, cache_scope=hint.scope)
         if ticket is not None:
-            size = sum(len(c.text or "") + len(c.blob or "") for c in contents)
+            size = sum(
+                len(c.uri) + len(c.text or "") + len(c.blob or "") + (len(str(c.meta)) if c.meta else 0)
+                for c in contents
+            )
             self._cache.store(ticket, result, ttl_ms=hint.ttl_ms, size=size)
         return result
 
@@ -172,7 +176,12 @@ class _Handlers:
     ) -> types.SubscriptionsListenResult:
         engine = self._engine
         if engine.registry.count("listen") >= engine.max_listen_streams:
-            raise MCPError(INTERNAL_ERROR, "Subscription limit reached")
+            raise MCPError(
+                INTERNAL_ERROR,
+                f"Subscription limit reached: the server holds at most {engine.max_listen_streams} listen "
+                "streams (max_listen_streams)",
+                {"limit": "max_listen_streams", "max": engine.max_listen_streams},
+            )
         requested = params.notifications
         wanted = requested.resource_subscriptions or ()
         if len(wanted) > engine.max_subscriptions:

@@ -7,7 +7,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast, runtime_checkable
 
 from resources_qt.collection import ChangeKind, Resources
 from resources_qt.resource import Resource
@@ -19,6 +19,7 @@ __all__ = [
     "DEFAULT_MAX_BYTES",
     "DEFAULT_MAX_ENTRIES",
     "MAX_ENTRY_BYTES",
+    "Lookup",
     "ReadCache",
     "Ticket",
     "VersionedReader",
@@ -47,6 +48,17 @@ class Ticket:
     collection_version: int
     reader_version: object
     generation: int
+
+
+class Lookup(NamedTuple):
+    """What `ReadCache.lookup` found: the kept answer and how long it stays valid, or a ticket to store one."""
+
+    value: Any
+    """The kept answer, or None on a miss."""
+    ticket: Ticket | None
+    """On a miss: what `store` needs."""
+    ttl_left_ms: int
+    """On a hit: milliseconds the answer stays valid (at least 1), so a client is not told the full TTL."""
 
 
 @dataclass(slots=True)
@@ -97,8 +109,8 @@ class ReadCache:
     def size_bytes(self) -> int:
         return self._bytes
 
-    def lookup(self, uri: str, resource: Resource, resources: Resources) -> tuple[Any, Ticket | None]:
-        """(the kept answer, None) on a hit; (None, a ticket for `store`) on a miss."""
+    def lookup(self, uri: str, resource: Resource, resources: Resources) -> Lookup:
+        """The kept answer on a hit; on a miss, a ticket for `store`."""
         collection_version = resources.version
         reader_version = self._reader_version(resource)
         now = self._clock()
@@ -114,10 +126,10 @@ class ReadCache:
                 ):
                     self._entries.move_to_end(uri)
                     self.hits += 1
-                    return entry.value, None
+                    return Lookup(entry.value, None, max(1, int((entry.expires - now) * 1000.0)))
                 self._drop_locked(uri)
             self.misses += 1
-            return None, Ticket(uri, resource, collection_version, reader_version, self._generation)
+            return Lookup(None, Ticket(uri, resource, collection_version, reader_version, self._generation), 0)
 
     def _reader_version(self, resource: Resource) -> object:
         reader = resource.reader

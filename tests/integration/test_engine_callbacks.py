@@ -128,6 +128,7 @@ async def test_listen_streams_are_bounded() -> None:
             with pytest.raises(MCPError) as info:
                 async with second.listen(resources_list_changed=True):
                     pass
-            assert info.value.code == -32603 and "limit" in info.value.message
+            assert info.value.code == -32603 and "max_listen_streams" in info.value.message
+            assert info.value.data == {"limit": "max_listen_streams", "max": 1}
     finally:
         bounded.close()

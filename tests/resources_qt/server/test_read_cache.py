@@ -82,12 +82,15 @@ async def test_hinted_resource_reads_once_within_ttl(served: ResourceServer, mod
     reader = Counting()
     _add(served, f"hinted_{mode[:3]}", reader, CacheHint(60_000, "public"))
     async with Client(_url(served), mode=mode) as client:
-        texts = await _texts(client, f"test://hinted_{mode[:3]}", 3)
-        result = await client.read_resource(f"test://hinted_{mode[:3]}", cache_mode="bypass")
-    assert texts == ["text-1"] * 3
+        first = await client.read_resource(f"test://hinted_{mode[:3]}", cache_mode="bypass")
+        texts = await _texts(client, f"test://hinted_{mode[:3]}", 2)
+        kept = await client.read_resource(f"test://hinted_{mode[:3]}", cache_mode="bypass")
+    assert [first.contents[0].text, *texts] == ["text-1"] * 3  # type: ignore[union-attr]
     assert reader.calls == 1
     if mode != "legacy":
-        assert (result.ttl_ms, result.cache_scope) == (60_000, "public")
+        assert (first.ttl_ms, first.cache_scope) == (60_000, "public")
+        # A kept answer says what is left of its TTL, so a client does not keep it past the server's.
+        assert kept.ttl_ms is not None and 0 < kept.ttl_ms < 60_000 and kept.cache_scope == "public"
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -170,30 +173,46 @@ def test_cache_is_bounded_by_entries_and_bytes() -> None:
     resources = Resources()
     resource = resources.register_direct_resource("r", "b://r", "", "text/plain", lambda uri: "x")
     for index in range(5):
-        _, ticket = cache.lookup(f"b://{index}", resource, resources)
+        _, ticket, _ = cache.lookup(f"b://{index}", resource, resources)
         assert ticket is not None
         assert cache.store(ticket, index, ttl_ms=1000, size=10)
     assert len(cache) == 3
     assert cache.lookup("b://0", resource, resources)[0] is None  # the oldest went first
     assert cache.lookup("b://4", resource, resources)[0] == 4
-    _, ticket = cache.lookup("b://big", resource, resources)
+    _, ticket, _ = cache.lookup("b://big", resource, resources)
     assert ticket is not None
     assert cache.store(ticket, "big", ttl_ms=1000, size=90)
     assert cache.size_bytes == 100  # the least recently used went until it fit: b://4 (just read) stays
     assert len(cache) == 2
     assert cache.lookup("b://4", resource, resources)[0] == 4
-    _, ticket = cache.lookup("b://huge", resource, resources)
+    _, ticket, _ = cache.lookup("b://huge", resource, resources)
     assert ticket is not None
     assert not ReadCache().store(ticket, "huge", ttl_ms=1000, size=MAX_ENTRY_BYTES + 1)
     now[0] = 2.0
     assert cache.lookup("b://big", resource, resources)[0] is None  # expired
 
 
+def test_a_hit_says_how_long_its_answer_stays_valid() -> None:
+    now = [10.0]
+    cache = ReadCache(clock=lambda: now[0])
+    resources = Resources()
+    resource = resources.register_direct_resource("r", "b://r", "", "text/plain", lambda uri: "x")
+    miss = cache.lookup("b://r", resource, resources)
+    assert miss.value is None and miss.ticket is not None
+    assert cache.store(miss.ticket, "kept", ttl_ms=3000, size=4)
+    now[0] = 12.5
+    assert cache.lookup("b://r", resource, resources) == ("kept", None, 500)
+    now[0] = 12.9999
+    assert cache.lookup("b://r", resource, resources).ttl_left_ms == 1  # never 0: that would mean "do not cache"
+    now[0] = 13.0
+    assert cache.lookup("b://r", resource, resources).value is None
+
+
 def test_a_read_running_across_an_invalidation_is_not_kept() -> None:
     cache = ReadCache()
     resources = Resources()
     resource = resources.register_direct_resource("r", "b://r", "", "text/plain", lambda uri: "x")
-    _, ticket = cache.lookup("b://r", resource, resources)
+    _, ticket, _ = cache.lookup("b://r", resource, resources)
     assert ticket is not None
     cache.invalidate("b://r")  # the notification arrives while the reader runs
     assert not cache.store(ticket, "stale", ttl_ms=1000, size=5)
