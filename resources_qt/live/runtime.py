@@ -52,6 +52,9 @@ class LiveData:
     - `watch.interval`: every subscribed URI of the resource is re-read
       through the normal reader path; `updated` goes out when its digest
       changed. No subscriber, no reads.
+    - Either way a change first drops every read-cache entry of the resource
+      (all of a template's instances), subscribed or not: a client that
+      never subscribed must not be served the old answer (issue 14).
 
     Watching runs on its own loop thread (`start()`/`stop()`, any thread),
     so it does not depend on the server running: notifications while the
