@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import logging
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -27,6 +28,8 @@ __all__ = [
     "ServerSettings",
     "WatchSpec",
 ]
+
+logger = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
 
@@ -336,8 +339,12 @@ class Project:
         """
         build = self._build_layout
         if build is not None:
+            try:
+                self._layout = build()
+            except Exception:  # a layout that cannot be rebuilt costs the file its style, never the save
+                logger.warning("Project layout not rebuilt; the next save writes the standard layout", exc_info=True)
+                self._layout = None
             self._build_layout = None
-            self._layout = build()
         return self._layout
 
     @layout.setter

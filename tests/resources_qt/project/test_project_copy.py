@@ -6,6 +6,8 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from resources_qt.project import Project, ResourceSpec, ServerSettings, dumps_project, loads_project, render
 from resources_qt.project.model import WatchSpec
 from resources_qt.resource import Annotations, CacheHint, Icon
@@ -137,4 +139,16 @@ def test_setting_the_layout_replaces_a_deferred_one() -> None:
     project = loads_project(_COMMENTED, strict=False)
     project.layout = None
     assert project.layout is None
+    assert dumps_project(project) == dumps_project(Project(server=project.server, resources=project.resources))
+
+
+def test_a_layout_that_cannot_be_built_saves_in_the_standard_layout(caplog: pytest.LogCaptureFixture) -> None:
+    project = loads_project(_COMMENTED, strict=False)
+
+    def broken() -> None:
+        raise RuntimeError("a layout bug")
+
+    project.defer_layout(broken)
+    assert project.layout is None
+    assert "standard layout" in caplog.text
     assert dumps_project(project) == dumps_project(Project(server=project.server, resources=project.resources))
