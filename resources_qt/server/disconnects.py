@@ -1,12 +1,14 @@
-"""A client that hangs up mid-request is not a server error: the SDK's ERROR log for it is demoted to INFO."""
+"""Clients that hang up mid-request: their reads stop waiting for a worker, and the SDK's ERROR log is INFO."""
 
 from __future__ import annotations
 
 import logging
 
-from starlette.requests import ClientDisconnect
+from starlette.requests import ClientDisconnect, Request
 
-__all__ = ["SDK_HTTP_LOGGER", "ClientDisconnectFilter", "install_disconnect_filter"]
+from resources_qt.snippets.caller import CallerGone
+
+__all__ = ["SDK_HTTP_LOGGER", "ClientDisconnectFilter", "hang_up_waiter", "install_disconnect_filter"]
 
 SDK_HTTP_LOGGER = "mcp.server.streamable_http"
 """The SDK logger that reports a POST whose body never arrived as `Error handling POST request`."""
@@ -43,3 +45,24 @@ def install_disconnect_filter() -> None:
     sdk_logger = logging.getLogger(SDK_HTTP_LOGGER)
     if _FILTER not in sdk_logger.filters:
         sdk_logger.addFilter(_FILTER)
+
+
+def hang_up_waiter(request: object) -> CallerGone | None:
+    """For the HTTP request a handler serves, a wait that returns once its client hung up; None otherwise.
+
+    uvicorn does not cancel a request whose client left, so a read of a slow
+    resource would keep its place in the worker queue (and count toward
+    `max_queued_reads`) for nobody. The request's body has been read by the
+    time a handler runs; the next ASGI message is `http.disconnect`, which
+    the server sends when the connection drops (or once the response went
+    out, by when nothing waits on this any more).
+    """
+    if not isinstance(request, Request):
+        return None  # stdio, or a transport without an HTTP request
+    receive = request.receive
+
+    async def hung_up() -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+
+    return hung_up

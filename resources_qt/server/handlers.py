@@ -16,10 +16,12 @@ from mcp.shared.exceptions import MCPError
 
 from resources_qt.errors import INTERNAL_ERROR, INVALID_PARAMS, ReaderFailedError
 from resources_qt.server.completion import MAX_VALUES, complete_values, require_template
+from resources_qt.server.disconnects import hang_up_waiter
 from resources_qt.server.events import SessionOpened, SubscriptionAdded, SubscriptionRemoved
 from resources_qt.server.read_cache import Ticket
 from resources_qt.server.reading import resolve
 from resources_qt.server.sessions import ListenSession
+from resources_qt.snippets.caller import until_caller_leaves
 
 if TYPE_CHECKING:
     from resources_qt.server.engine import ResourceServer
@@ -113,7 +115,8 @@ class _Handlers:
                 result: types.ReadResourceResult = kept.model_copy(update={"ttl_ms": ttl_left_ms})
                 return result
         try:
-            contents = await resource.read(uri, match.params)
+            with until_caller_leaves(hang_up_waiter(ctx.request)):
+                contents = await resource.read(uri, match.params)
         except ReaderFailedError as exc:
             if not engine.mask_errors:
                 raise

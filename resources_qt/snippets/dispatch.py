@@ -263,6 +263,26 @@ class Dispatcher:
             settle(job, busy)
         return future
 
+    def withdraw(self, future: Future[Any], *, answer: Reply | None = None) -> bool:
+        """Take the queued call of `future` out of the queue; False if a worker took it already.
+
+        The call is answered `answer` (or cancelled without one). A call whose
+        caller left stops counting toward `max_queued_reads` at once, instead
+        of when a worker or the reaper next looks at the queue.
+        """
+        with self.cond:
+            for job in self.jobs:
+                if job.future is future:
+                    self.jobs.remove(job)
+                    break
+            else:
+                return False
+        if answer is None:
+            future.cancel()
+        else:
+            settle(job, answer)
+        return True
+
     def _watch_deadline_locked(self, job: Job[Any]) -> None:
         # The reaper sleeps until the nearest deadline; a later one needs no wake-up (under load every
         # submit would otherwise wake it, and each wake-up takes the GIL from the server's loop).

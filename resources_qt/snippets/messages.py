@@ -86,5 +86,9 @@ def busy(call: Call, queued: int) -> str:
     return f"{subject(call)} was not run: the server is busy ({queued} reads are already waiting for a worker)"
 
 
+def abandoned(call: Call) -> str:
+    return f"{subject(call)} was not run: its caller left while it waited for a free worker"
+
+
 def internal(call: Call, why: str) -> str:
     return f"{subject(call)} failed inside the snippet pool: {why}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import math
 import os
 import weakref
@@ -14,6 +15,7 @@ from typing import Any, Self, TypeVar
 from resources_qt.content import ResourceContent
 from resources_qt.errors import ReaderFailedError, ValidationError
 from resources_qt.snippets import messages
+from resources_qt.snippets.caller import CallerGone, caller_gone
 from resources_qt.snippets.direct import call_directly, loop_future, supports_direct_calls
 from resources_qt.snippets.dispatch import Dispatcher, Limits, OutputListener
 from resources_qt.snippets.output import ReadOutputListener
@@ -35,6 +37,8 @@ DEFAULT_OUTPUT_LIMIT = 64 * 1024
 
 DEFAULT_MAX_QUEUED_READS = 256
 """Calls waiting for a worker before new ones are answered busy."""
+
+logger = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
 
@@ -297,7 +301,27 @@ class SnippetPool:
                     return await direct
         # Queued; a worker this loop holds when its call ends may still run it (resources_qt.snippets.direct).
         queued = self._core.submit(call, timeout, convert, loop=loop)
-        return await (asyncio.wrap_future(queued) if loop is None else loop_future(queued, loop))
+        if loop is None:
+            return await asyncio.wrap_future(queued)
+        awaited = loop_future(queued, loop)
+        gone = caller_gone()
+        if gone is None or awaited.done():
+            return await awaited
+        watcher = loop.create_task(self._give_up_when(gone, queued, call))
+        try:
+            return await awaited
+        finally:
+            watcher.cancel()
+            if awaited.cancelled():  # the awaiting task was cancelled: leave the queue now
+                self._core.withdraw(queued)
+
+    async def _give_up_when(self, gone: CallerGone, queued: Future[Any], call: Call) -> None:
+        try:
+            await gone()
+        except Exception:  # it cannot tell: the read waits as any other
+            logger.debug("Could not tell whether the caller of %s left", call.key, exc_info=True)
+            return
+        self._core.withdraw(queued, answer=Failed("abandoned", messages.abandoned(call)))
 
     def submit_read(
         self,

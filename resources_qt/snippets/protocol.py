@@ -40,6 +40,7 @@ Reason = Literal[
     "crashed",  # parent side: the worker process died of a signal
     "unavailable",  # parent side: no worker could be started, or the pool closed
     "busy",  # parent side: the queue of reads waiting for a worker is full
+    "abandoned",  # parent side: the caller left (an HTTP client hung up) while the read waited for a worker
     "internal",  # parent side: the reply did not decode, or the pool failed; only this call fails
 ]
 

@@ -1,0 +1,115 @@
+"""Reads whose caller left while they waited for a worker give up their place; started reads run on."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from helpers.pools import MEMORY_MB
+
+from resources_qt.errors import ReaderFailedError
+from resources_qt.snippets import SnippetPool
+from resources_qt.snippets.caller import caller_gone, until_caller_leaves
+
+
+@pytest.fixture
+def one_at_a_time() -> Iterator[SnippetPool]:
+    pool = SnippetPool(workers=1, timeout=30.0, memory_limit_mb=MEMORY_MB, resource_concurrency=1)
+    assert pool.wait_ready(60)
+    yield pool
+    pool.close()
+
+
+def _gated(gate: Path) -> str:
+    return (
+        "import os, time\n"
+        "def read(uri, params):\n"
+        "    deadline = time.monotonic() + 20\n"
+        f"    while not os.path.exists({str(gate)!r}) and time.monotonic() < deadline:\n"
+        "        time.sleep(0.01)\n"
+        "    return uri\n"
+    )
+
+
+async def _until(condition: Callable[[], bool], what: str) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 20
+    while not condition():
+        assert loop.time() < deadline, f"not {what} within 20 s"
+        await asyncio.sleep(0.01)
+
+
+def test_a_queued_read_gives_up_once_its_caller_left_and_a_running_one_runs_on(
+    one_at_a_time: SnippetPool, tmp_path: Path
+) -> None:
+    pool, gate = one_at_a_time, tmp_path / "gate"
+    source = _gated(gate)
+
+    async def main() -> tuple[str, ReaderFailedError]:
+        left = asyncio.Event()
+
+        async def gone() -> None:
+            await left.wait()
+
+        async def read(uri: str) -> str:
+            with until_caller_leaves(gone):
+                contents = await pool.read(key="gated", source=source, uri=uri, params={})
+            return str(contents[0].text)
+
+        running = asyncio.create_task(read("g://running"))
+        await _until(lambda: pool.call_counts()[0] >= 1, "the first read lent a worker")
+        waiting = asyncio.create_task(read("g://waiting"))
+        await _until(lambda: pool.queued() == 1, "the second read queued")
+        left.set()  # both callers leave: only the queued read can still give up
+        with pytest.raises(ReaderFailedError) as caught:
+            await waiting
+        assert pool.queued() == 0
+        gate.touch()
+        return await running, caught.value
+
+    text, error = asyncio.run(main())
+    assert text == "g://running"
+    assert error.data == {"reason": "abandoned", "snippet": "gated", "uri": "g://waiting"}
+    assert "its caller left" in error.message
+
+
+def test_a_cancelled_waiting_read_leaves_the_queue_at_once(one_at_a_time: SnippetPool, tmp_path: Path) -> None:
+    pool, gate = one_at_a_time, tmp_path / "gate"
+    source = _gated(gate)
+
+    async def main() -> int:
+        async def never() -> None:
+            await asyncio.Event().wait()
+
+        async def read(uri: str) -> object:
+            with until_caller_leaves(never):
+                return await pool.read(key="gated", source=source, uri=uri, params={})
+
+        running = asyncio.create_task(read("g://running"))
+        await _until(lambda: pool.call_counts()[0] >= 1, "the first read lent a worker")
+        waiting = [asyncio.create_task(read(f"g://w{i}")) for i in range(3)]
+        await _until(lambda: pool.queued() == 3, "three reads queued")
+        for task in waiting:
+            task.cancel()
+        await asyncio.gather(*waiting, return_exceptions=True)
+        left = pool.queued()  # before the reaper or a worker looked at the queue
+        gate.touch()
+        await running
+        return left
+
+    assert asyncio.run(main()) == 0
+
+
+def test_the_caller_is_known_only_inside_the_block() -> None:
+    async def gone() -> None:
+        return None
+
+    assert caller_gone() is None
+    with until_caller_leaves(gone):
+        assert caller_gone() is gone
+        with until_caller_leaves(None):
+            assert caller_gone() is None
+        assert caller_gone() is gone
+    assert caller_gone() is None
