@@ -274,6 +274,29 @@ async def test_notifications_switched_off_still_drop_what_changed(mode: str) -> 
         server.close()
 
 
+async def test_notifications_sent_while_the_server_is_stopped_drop_what_changed() -> None:
+    server = ResourceServer(Resources(), name="paused", version="1")
+    server.enable_resource_notifications = server.enable_resource_subscriptions = True
+    _add(server, "one", Counting("one"), CacheHint(600_000))
+    _add(server, "two", Counting("two"), CacheHint(600_000))
+
+    async def served_after_a_restart() -> list[str]:
+        server.start_http(port=0)
+        async with Client(_url(server), mode="2026-07-28") as client:
+            texts = await _texts(client, "test://one", 1) + await _texts(client, "test://two", 1)
+        server.stop()
+        return texts
+
+    try:
+        assert await served_after_a_restart() == ["one-1", "two-1"]
+        await server.send_resource_updated("test://one")  # from the server page, with the server stopped
+        assert await served_after_a_restart() == ["one-2", "two-1"]
+        await server.send_resources_changed()
+        assert await served_after_a_restart() == ["one-3", "two-2"]
+    finally:
+        server.close()
+
+
 def test_a_closed_engine_leaves_no_cache_on_a_long_lived_collection() -> None:
     resources = Resources()
     server = ResourceServer(resources, name="short", version="1")
