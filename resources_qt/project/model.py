@@ -327,8 +327,9 @@ class Project:
     path: Path | None = None
     tests: list[TestSpec] = field(default_factory=list)
     """The `[[tests]]` entries: reads and what they must answer (see `resources_qt.testing`)."""
-    _layout: Layout | None = field(default=None, init=False, repr=False, compare=False)
-    _build_layout: Callable[[], Layout | None] | None = field(default=None, init=False, repr=False, compare=False)
+    # Init fields (keyword-only, private) so that `dataclasses.replace` carries the layout, built or not.
+    _layout: Layout | None = field(default=None, repr=False, compare=False, kw_only=True)
+    _build_layout: Callable[[], Layout | None] | None = field(default=None, repr=False, compare=False, kw_only=True)
 
     @property
     def layout(self) -> Layout | None:
@@ -389,8 +390,7 @@ class Project:
         Field by field rather than `copy.deepcopy`, which took 40 ms for 1,000 resources (the
         facade copies every project it is given); the layout is frozen and shared.
         """
-        twin = Project(server=copy.copy(self.server), prelude=self.prelude,
+        return Project(server=copy.copy(self.server), prelude=self.prelude,
                        resources=[spec.copy() for spec in self.resources], path=self.path,
-                       tests=copy.deepcopy(self.tests))  # fmt: skip
-        twin._layout, twin._build_layout = self._layout, self._build_layout
-        return twin
+                       tests=copy.deepcopy(self.tests), _layout=self._layout,
+                       _build_layout=self._build_layout)  # fmt: skip

@@ -152,3 +152,10 @@ def test_a_layout_that_cannot_be_built_saves_in_the_standard_layout(caplog: pyte
     assert project.layout is None
     assert "standard layout" in caplog.text
     assert dumps_project(project) == dumps_project(Project(server=project.server, resources=project.resources))
+
+
+def test_replace_carries_a_deferred_layout() -> None:
+    project = loads_project(_COMMENTED, strict=False)
+    replaced = dataclasses.replace(project, prelude="import json\n")
+    assert replaced.layout == project.layout and replaced.layout is not None
+    assert "# the first resource" in dumps_project(replaced)
