@@ -41,7 +41,7 @@ class EvictingAdmission:
         self.app = app
         self.manager = manager
         self._path = path
-        self._bearer = f"Bearer {token}".encode("latin-1") if token else None
+        self._token = token.encode("utf-8") if token else None
         self._last_active: dict[str, float] = {}
         self._in_flight: dict[str, int] = {}
         self.evicted = 0
@@ -73,20 +73,25 @@ class EvictingAdmission:
     def _may_open_session(self, scope: Scope) -> bool:
         """Whether the SDK would open a session for this request: only then may it cost another one.
 
-        A POST to the endpoint in the handshake era (the SDK's own routing: no
-        protocol-version header, or a handshake version), with the bearer
-        token when one is required. A 2026-07-28 request opens none, and a
-        request the SDK will refuse as unauthorised must not end anyone's
-        session.
+        A JSON POST to the endpoint in the handshake era (the SDK's own
+        routing: no protocol-version header, or a handshake version), with the
+        bearer token when one is required. A 2026-07-28 request opens none, and
+        a request the SDK will refuse as unauthorised must not end anyone's
+        session. (A JSON POST that is not an `initialize`, say a `ping`
+        without a session, still counts: telling needs the body.)
         """
         if scope.get("method") != "POST" or scope.get("path") != self._path:
             return False
         version = _header(scope, _VERSION_HEADER)
         if version is not None and version.decode("latin-1") not in HANDSHAKE_PROTOCOL_VERSIONS:
             return False
-        if self._bearer is None:
+        if not (_header(scope, b"content-type") or b"").lower().startswith(b"application/json"):
+            return False  # the SDK answers 415 before it opens anything
+        if self._token is None:
             return True
-        return hmac.compare_digest(_header(scope, b"authorization") or b"", self._bearer)
+        # As the SDK reads it: the scheme in any case, then the token verbatim.
+        authorization = _header(scope, b"authorization") or b""
+        return authorization[:7].lower() == b"bearer " and hmac.compare_digest(authorization[7:], self._token)
 
     def learned(self, session_id: str) -> None:
         self._last_active[session_id] = time.monotonic()

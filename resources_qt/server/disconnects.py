@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import logging
+from contextvars import Token
 
 from starlette.requests import ClientDisconnect, Request
 
-from resources_qt.snippets.caller import CallerGone
+from resources_qt.snippets.caller import HungUp, watch_caller
 
-__all__ = ["SDK_HTTP_LOGGER", "ClientDisconnectFilter", "hang_up_waiter", "install_disconnect_filter"]
+__all__ = ["SDK_HTTP_LOGGER", "ClientDisconnectFilter", "install_disconnect_filter", "watch_hang_up"]
 
 SDK_HTTP_LOGGER = "mcp.server.streamable_http"
 """The SDK logger that reports a POST whose body never arrived as `Error handling POST request`."""
@@ -47,22 +48,23 @@ def install_disconnect_filter() -> None:
         sdk_logger.addFilter(_FILTER)
 
 
-def hang_up_waiter(request: object) -> CallerGone | None:
-    """For the HTTP request a handler serves, a wait that returns once its client hung up; None otherwise.
+def watch_hang_up(request: object) -> Token[tuple[HungUp, object] | None] | None:
+    """Reads the handler awaits next give up their queue place if the client of `request` hangs up.
 
-    uvicorn does not cancel a request whose client left, so a read of a slow
-    resource would keep its place in the worker queue (and count toward
-    `max_queued_reads`) for nobody. The request's body has been read by the
-    time a handler runs; the next ASGI message is `http.disconnect`, which
-    the server sends when the connection drops (or once the response went
-    out, by when nothing waits on this any more).
+    None (nothing watched) unless `request` is an HTTP request; undo with
+    `resources_qt.snippets.caller.forget_caller`. uvicorn does not cancel a
+    request whose client left, so a read of a slow resource would keep its
+    place in the worker queue (and count toward `max_queued_reads`) for nobody.
     """
     if not isinstance(request, Request):
         return None  # stdio, or a transport without an HTTP request
+    return watch_caller(_hung_up, request)
+
+
+async def _hung_up(request: Request) -> None:
+    # The body has been read by the time a handler runs; the next ASGI message is `http.disconnect`,
+    # which the server sends when the connection drops (or once the response went out, by when
+    # nothing waits on this any more).
     receive = request.receive
-
-    async def hung_up() -> None:
-        while (await receive())["type"] != "http.disconnect":
-            pass
-
-    return hung_up
+    while (await receive())["type"] != "http.disconnect":
+        pass

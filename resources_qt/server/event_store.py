@@ -5,11 +5,12 @@ from __future__ import annotations
 import itertools
 import threading
 from collections import OrderedDict, deque
+from collections.abc import Callable
 
-from mcp.server.streamable_http import EventCallback, EventId, EventMessage, EventStore, StreamId
+from mcp.server.streamable_http import GET_STREAM_KEY, EventCallback, EventId, EventMessage, EventStore, StreamId
 from mcp_types import JSONRPCError, JSONRPCMessage, JSONRPCResponse
 
-__all__ = ["SESSION_STREAMS", "BoundedEventStore"]
+__all__ = ["SESSION_EVENTS_PER_STREAM", "SESSION_STREAMS", "BoundedEventStore"]
 
 EVENTS_PER_STREAM = 100
 """Events kept per stream: enough for a client that reconnects within seconds."""
@@ -20,6 +21,9 @@ MAX_STREAMS = 10_000
 SESSION_STREAMS = 8
 """Streams a session's own store remembers: its standalone GET stream, plus request streams when requests
 are answered as SSE (answered as JSON, a request has no stream to resume)."""
+
+SESSION_EVENTS_PER_STREAM = 32
+"""Events a session's store keeps per stream: at 10,000 sessions that all listened, about 190 MB at most."""
 
 
 class BoundedEventStore(EventStore):
@@ -35,6 +39,11 @@ class BoundedEventStore(EventStore):
     or one client could replay another's messages by naming them. Without
     `keep_responses` (requests answered as one JSON body), responses are not
     kept at all: nothing would ever replay them, and they can be megabytes.
+    With `listening` (true while the session's standalone GET stream is open),
+    that stream's events are kept only once one was written while it was
+    open: a client resumes from an id it was sent, so before that nothing can
+    be replayed, and a session that never listens would hold its notifications
+    for nobody.
     """
 
     def __init__(
@@ -43,12 +52,15 @@ class BoundedEventStore(EventStore):
         per_stream: int = EVENTS_PER_STREAM,
         max_streams: int = MAX_STREAMS,
         keep_responses: bool = True,
+        listening: Callable[[], bool] | None = None,
     ) -> None:
         if per_stream < 1 or max_streams < 1:
             raise ValueError("per_stream and max_streams must be at least 1")
         self._per_stream = per_stream
         self._max_streams = max_streams
         self._keep_responses = keep_responses
+        self._listening = listening
+        self._listened = listening is None
         self._streams: OrderedDict[StreamId, deque[tuple[int, JSONRPCMessage | None]]] = OrderedDict()
         self._counter = itertools.count(1)
         self._lock = threading.Lock()
@@ -57,6 +69,10 @@ class BoundedEventStore(EventStore):
         number = next(self._counter)
         if not self._keep_responses and isinstance(message, JSONRPCResponse | JSONRPCError):
             return f"{stream_id}/{number}"  # it went out as a JSON body; the id names nothing to replay
+        if not self._listened and stream_id == GET_STREAM_KEY:
+            if self._listening is not None and not self._listening():
+                return f"{stream_id}/{number}"  # nobody was ever sent an id of this stream
+            self._listened = True
         with self._lock:
             events = self._streams.get(stream_id)
             if events is None:

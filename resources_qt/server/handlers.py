@@ -16,12 +16,12 @@ from mcp.shared.exceptions import MCPError
 
 from resources_qt.errors import INTERNAL_ERROR, INVALID_PARAMS, ReaderFailedError
 from resources_qt.server.completion import MAX_VALUES, complete_values, require_template
-from resources_qt.server.disconnects import hang_up_waiter
+from resources_qt.server.disconnects import watch_hang_up
 from resources_qt.server.events import SessionOpened, SubscriptionAdded, SubscriptionRemoved
 from resources_qt.server.read_cache import Ticket
 from resources_qt.server.reading import resolve
 from resources_qt.server.sessions import ListenSession
-from resources_qt.snippets.caller import until_caller_leaves
+from resources_qt.snippets.caller import forget_caller
 
 if TYPE_CHECKING:
     from resources_qt.server.engine import ResourceServer
@@ -114,15 +114,18 @@ class _Handlers:
                 # What is left of the TTL: a client that caches the answer must not keep it past the server's.
                 result: types.ReadResourceResult = kept.model_copy(update={"ttl_ms": ttl_left_ms})
                 return result
+        watching = watch_hang_up(ctx.request)
         try:
-            with until_caller_leaves(hang_up_waiter(ctx.request)):
-                contents = await resource.read(uri, match.params)
+            contents = await resource.read(uri, match.params)
         except ReaderFailedError as exc:
             if not engine.mask_errors:
                 raise
             # The detail (the snippet's own words) stays in the studio and the log.
             logger.info("Reader failure masked for the client: %r", exc.message)
             raise MCPError(exc.code, "The resource reader failed", {"uri": uri}) from exc
+        finally:
+            if watching is not None:
+                forget_caller(watching)
         wire = [c.to_mcp() for c in contents]
         if hint is None:
             return types.ReadResourceResult(contents=wire)

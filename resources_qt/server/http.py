@@ -20,7 +20,7 @@ from pydantic import AnyHttpUrl
 
 from resources_qt.server.admission import EvictingAdmission
 from resources_qt.server.disconnects import install_disconnect_filter
-from resources_qt.server.event_store import SESSION_STREAMS, BoundedEventStore
+from resources_qt.server.event_store import SESSION_EVENTS_PER_STREAM, SESSION_STREAMS, BoundedEventStore
 from resources_qt.server.sdk_private import give_sessions_event_stores
 
 __all__ = [
@@ -144,7 +144,12 @@ def build_app(
     )
     give_sessions_event_stores(
         server.session_manager,
-        lambda: BoundedEventStore(max_streams=SESSION_STREAMS, keep_responses=not json_response),
+        lambda listening: BoundedEventStore(
+            per_stream=SESSION_EVENTS_PER_STREAM,
+            max_streams=SESSION_STREAMS,
+            keep_responses=not json_response,
+            listening=listening,
+        ),
     )
     return EvictingAdmission(app, server.session_manager, path=MCP_PATH, token=token)
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from mcp.server.auth.middleware.bearer_auth import AuthorizationContext
 from mcp.server.lowlevel import Server
-from mcp.server.streamable_http import EventStore, StreamableHTTPServerTransport
+from mcp.server.streamable_http import GET_STREAM_KEY, EventStore, StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 __all__ = [
@@ -65,8 +65,10 @@ async def discard_session(
     await manager._discard_session(session_id, transport)
 
 
-def give_sessions_event_stores(manager: StreamableHTTPSessionManager, make: Callable[[], EventStore]) -> None:
-    """Give every session the manager opens from now on an event store of its own, made by `make`.
+def give_sessions_event_stores(
+    manager: StreamableHTTPSessionManager, make: Callable[[Callable[[], bool]], EventStore]
+) -> None:
+    """Give every session the manager opens from now on an event store of its own: `make(listening)`.
 
     The SDK hands one store to every session's transport and names a stream
     by the request id it answers (or `_GET_stream`): ids that repeat across
@@ -74,14 +76,16 @@ def give_sessions_event_stores(manager: StreamableHTTPSessionManager, make: Call
     event id in `Last-Event-ID` gets that session's messages replayed. The
     manager's `_admit_session` creates each transport; the new transport's
     `_event_store` is replaced before the opening request is served, so the
-    shared store never holds anything.
+    shared store never holds anything. `listening()` says whether the
+    session's standalone GET stream is open (the transport's `_request_streams`).
     """
     admit = manager._admit_session
 
     def admitted(requestor: AuthorizationContext | None) -> StreamableHTTPServerTransport | None:
         transport = admit(requestor)
         if transport is not None:
-            transport._event_store = make()
+            streams = transport._request_streams
+            transport._event_store = make(lambda: GET_STREAM_KEY in streams)
         return transport
 
     manager._admit_session = admitted  # type: ignore[method-assign]

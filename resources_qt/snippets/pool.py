@@ -40,6 +40,9 @@ DEFAULT_MAX_QUEUED_READS = 256
 
 logger = logging.getLogger(__name__)
 
+_WATCH_CALLER_AFTER = 0.05
+"""Seconds a queued read waits before it starts watching whether its caller left."""
+
 _T = TypeVar("_T")
 
 MAX_TIMEOUT = 3600.0
@@ -302,16 +305,29 @@ class SnippetPool:
         # Queued; a worker this loop holds when its call ends may still run it (resources_qt.snippets.direct).
         queued = self._core.submit(call, timeout, convert, loop=loop)
         if loop is None:
-            return await asyncio.wrap_future(queued)
+            try:
+                return await asyncio.wrap_future(queued)
+            except asyncio.CancelledError:
+                self._core.withdraw(queued)  # leave the queue now, not at the reaper's next deadline
+                raise
         awaited = loop_future(queued, loop)
-        gone = caller_gone()
-        if gone is None or awaited.done():
+        if awaited.done():
             return await awaited
-        watcher = loop.create_task(self._give_up_when(gone, queued, call))
+        gone = caller_gone()
+        watchers: list[asyncio.Task[None]] = []
+        check = None
+        if gone is not None:
+            # Most queued reads are answered within milliseconds: only one still waiting watches its caller.
+            check = loop.call_later(
+                _WATCH_CALLER_AFTER, lambda: watchers.append(loop.create_task(self._give_up_when(gone, queued, call)))
+            )
         try:
             return await awaited
         finally:
-            watcher.cancel()
+            if check is not None:
+                check.cancel()
+            for watcher in watchers:
+                watcher.cancel()
             if awaited.cancelled():  # the awaiting task was cancelled: leave the queue now
                 self._core.withdraw(queued)
 

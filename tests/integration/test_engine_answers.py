@@ -170,3 +170,20 @@ def test_the_event_store_keeps_no_responses_when_requests_are_answered_as_json()
 
     assert asyncio.run(store_three(BoundedEventStore(keep_responses=False))) == 1  # the notification only
     assert asyncio.run(store_three(BoundedEventStore())) == 3
+
+
+def test_a_session_store_keeps_its_standalone_stream_only_once_it_was_open() -> None:
+    listening = [False]
+
+    async def notify(store: BoundedEventStore, count: int) -> None:
+        for n in range(count):
+            await store.store_event("_GET_stream", types.JSONRPCNotification(jsonrpc="2.0", method=f"m{n}"))
+
+    store = BoundedEventStore(listening=lambda: listening[0])
+    asyncio.run(notify(store, 5))
+    assert store.event_count() == 0  # nobody was ever sent an id to resume from
+    listening[0] = True
+    asyncio.run(notify(store, 1))
+    listening[0] = False  # the client dropped its stream: what follows is kept for its return
+    asyncio.run(notify(store, 2))
+    assert store.event_count() == 3

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+import contextlib
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator
 
 import httpx
 import httpx2
@@ -80,17 +84,45 @@ def test_a_session_cannot_replay_the_answers_another_session_was_sent(served: Re
     assert replays == [[], []]
 
 
+def _first_event_id(http: httpx.Client, url: str, headers: dict[str, str], poke: Callable[[], None]) -> str:
+    """Open the standalone GET stream, `poke` until an event arrives, and drop the stream: the event's id."""
+    found: queue.Queue[str] = queue.Queue()
+    get = {**headers, "accept": "text/event-stream"}
+    with http.stream("GET", url, headers=get) as stream:
+        assert stream.status_code == 200
+
+        def pump() -> None:
+            with contextlib.suppress(httpx.HTTPError):
+                for line in stream.iter_lines():
+                    if line.startswith("id:"):
+                        found.put(line[3:].strip())
+                        return
+
+        threading.Thread(target=pump, daemon=True).start()
+        deadline = time.monotonic() + 10
+        while found.empty():
+            assert time.monotonic() < deadline, "no event on the standalone stream"
+            poke()
+            with contextlib.suppress(queue.Empty):
+                return found.get(timeout=0.2)
+    return found.get_nowait()
+
+
 def test_a_session_cannot_replay_notifications_sent_to_another(served: ResourceServer) -> None:
     url = served.url
     assert url is not None
+
+    def updated() -> None:
+        asyncio.run(served.send_resource_updated("user://alice/notes"))
+
     with httpx.Client(timeout=10.0) as http:
         alice = _open(http, url)
         _call(http, url, alice, "resources/subscribe", {"uri": "user://alice/notes"}, 3)
-        asyncio.run(served.send_resource_updated("user://alice/notes"))  # kept for alice's standalone stream
+        last = _first_event_id(http, url, alice, updated)
+        updated()  # sent while alice is away: kept for her stream
         bob = _open(http, url)
-        replays = [_replayed(http, url, bob, f"_GET_stream/{n}") for n in (0, 1)]
-        # alice herself still resumes her stream and gets it
-        mine = _replayed(http, url, alice, "_GET_stream/0")
+        replays = [_replayed(http, url, bob, event) for event in (last, "_GET_stream/0")]
+        mine = _replayed(http, url, alice, last)  # alice herself resumes and gets it
     assert replays == [[], []]
     assert any("user://alice/notes" in line for line in mine), mine
 
@@ -123,5 +155,9 @@ def test_requests_that_open_no_session_evict_nobody_at_the_cap(token: str | None
             assert len(server.sessions()) == 2
             _open(http, url)  # a real newcomer still evicts the longest idle
             assert len(server.sessions()) == 2
+            if token:  # also with the scheme written as the SDK accepts it, in lower case
+                with httpx.Client(timeout=10.0, headers={"authorization": f"bearer {token}"}) as lower:
+                    _open(lower, url)
+                assert len(server.sessions()) == 2
     finally:
         server.close()

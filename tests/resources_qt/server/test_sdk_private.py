@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+from collections.abc import Callable
 from types import SimpleNamespace
 
 import pytest
 from mcp.server.lowlevel import Server
 from mcp.server.session import ServerSession
-from mcp.server.streamable_http import StreamableHTTPServerTransport
+from mcp.server.streamable_http import GET_STREAM_KEY, StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from resources_qt.server.event_store import BoundedEventStore
@@ -54,18 +55,25 @@ def test_each_session_the_manager_admits_gets_a_store_of_its_own() -> None:
     server: Server[object] = Server("private-check")
     server.streamable_http_app(event_store=BoundedEventStore(max_streams=1))
     manager = server.session_manager
-    made: list[BoundedEventStore] = []
+    made: list[tuple[BoundedEventStore, Callable[[], bool]]] = []
 
-    def make() -> BoundedEventStore:
-        made.append(BoundedEventStore())
-        return made[-1]
+    def make(listening: Callable[[], bool]) -> BoundedEventStore:
+        made.append((BoundedEventStore(listening=listening), listening))
+        return made[-1][0]
 
     give_sessions_event_stores(manager, make)
     first, second = manager._admit_session(None), manager._admit_session(None)
     assert first is not None and second is not None
-    assert [first._event_store, second._event_store] == made and made[0] is not made[1]
+    assert [first._event_store, second._event_store] == [store for store, _ in made]
+    assert made[0][0] is not made[1][0]
     assert set(http_transports(manager)) == {first.mcp_session_id, second.mcp_session_id}
     assert "self._event_store = event_store" in inspect.getsource(StreamableHTTPServerTransport.__init__)
+    # listening() follows the transport's registry of open streams, where the GET stream registers
+    listening = made[0][1]
+    assert listening() is False
+    first._request_streams[GET_STREAM_KEY] = object()  # type: ignore[assignment]
+    assert listening() is True and made[1][1]() is False
+    assert "self._request_streams[GET_STREAM_KEY] =" in inspect.getsource(StreamableHTTPServerTransport)
 
 
 def test_a_session_is_ended_the_way_a_delete_ends_it() -> None:

@@ -11,7 +11,7 @@ from helpers.pools import MEMORY_MB
 
 from resources_qt.errors import ReaderFailedError
 from resources_qt.snippets import SnippetPool
-from resources_qt.snippets.caller import caller_gone, until_caller_leaves
+from resources_qt.snippets.caller import caller_gone, forget_caller, until_caller_leaves, watch_caller
 
 
 @pytest.fixture
@@ -75,20 +75,25 @@ def test_a_queued_read_gives_up_once_its_caller_left_and_a_running_one_runs_on(
     assert "its caller left" in error.message
 
 
-def test_a_cancelled_waiting_read_leaves_the_queue_at_once(one_at_a_time: SnippetPool, tmp_path: Path) -> None:
-    pool, gate = one_at_a_time, tmp_path / "gate"
+@pytest.mark.parametrize(("watched", "direct"), [(True, True), (False, True), (False, False)],
+                         ids=["http", "stdio", "no-direct-calls"])  # fmt: skip
+def test_a_cancelled_waiting_read_leaves_the_queue_at_once(tmp_path: Path, watched: bool, direct: bool) -> None:
+    gate = tmp_path / "gate"
     source = _gated(gate)
+    pool = SnippetPool(workers=1, timeout=30.0, memory_limit_mb=MEMORY_MB, resource_concurrency=1,
+                       direct_calls=direct)  # fmt: skip
+    assert pool.wait_ready(60)
 
     async def main() -> int:
         async def never() -> None:
             await asyncio.Event().wait()
 
         async def read(uri: str) -> object:
-            with until_caller_leaves(never):
+            with until_caller_leaves(never if watched else None):
                 return await pool.read(key="gated", source=source, uri=uri, params={})
 
         running = asyncio.create_task(read("g://running"))
-        await _until(lambda: pool.call_counts()[0] >= 1, "the first read lent a worker")
+        await _until(lambda: sum(pool.call_counts()) >= 1 and pool.queued() == 0, "the first read running")
         waiting = [asyncio.create_task(read(f"g://w{i}")) for i in range(3)]
         await _until(lambda: pool.queued() == 3, "three reads queued")
         for task in waiting:
@@ -99,17 +104,29 @@ def test_a_cancelled_waiting_read_leaves_the_queue_at_once(one_at_a_time: Snippe
         await running
         return left
 
-    assert asyncio.run(main()) == 0
+    try:
+        assert asyncio.run(main()) == 0
+    finally:
+        pool.close()
 
 
 def test_the_caller_is_known_only_inside_the_block() -> None:
-    async def gone() -> None:
-        return None
+    calls: list[object] = []
 
-    assert caller_gone() is None
-    with until_caller_leaves(gone):
-        assert caller_gone() is gone
+    async def hung_up(caller: object) -> None:
+        calls.append(caller)
+
+    async def main() -> None:
+        assert caller_gone() is None
+        token = watch_caller(hung_up, "request-1")
+        gone = caller_gone()
+        assert gone is not None
+        await gone()
         with until_caller_leaves(None):
             assert caller_gone() is None
-        assert caller_gone() is gone
-    assert caller_gone() is None
+        assert caller_gone() is not None
+        forget_caller(token)
+        assert caller_gone() is None
+
+    asyncio.run(main())
+    assert calls == ["request-1"]
