@@ -14,6 +14,7 @@ passed. Every call is answered exactly once, by whoever took it off the queue.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 import math
@@ -253,6 +254,7 @@ class Dispatcher:
                 # The first call a spare could take: the spares' threads hear of it (see _announce_locked).
                 first = runnable and self._first_runnable_locked() is None
                 self.jobs.append(job)
+                future.add_done_callback(lambda done: self._forget_cancelled(job, done))
                 if not runnable:
                     self._watch_deadline_locked(job)  # it will wait for its own resource
                 elif idle < len(self.jobs):
@@ -263,13 +265,16 @@ class Dispatcher:
             settle(job, busy)
         return future
 
-    def withdraw(self, future: Future[Any], *, answer: Reply | None = None) -> bool:
-        """Take the queued call of `future` out of the queue; False if a worker took it already.
+    def _forget_cancelled(self, job: Job[Any], future: Future[Any]) -> None:
+        # However its caller gave up (a cancelled task, stdio's notifications/cancelled), a cancelled
+        # call stops counting toward `max_queued_reads` now, not when a worker or the reaper next looks.
+        if future.cancelled():
+            with self.cond, contextlib.suppress(ValueError):  # taken meanwhile
+                self.jobs.remove(job)
 
-        The call is answered `answer` (or cancelled without one). A call whose
-        caller left stops counting toward `max_queued_reads` at once, instead
-        of when a worker or the reaper next looks at the queue.
-        """
+    def withdraw(self, future: Future[Any], *, answer: Reply) -> bool:
+        """Take the queued call of `future` out of the queue and answer it `answer` (its caller left);
+        False if a worker took it already."""
         with self.cond:
             for job in self.jobs:
                 if job.future is future:
@@ -277,10 +282,7 @@ class Dispatcher:
                     break
             else:
                 return False
-        if answer is None:
-            future.cancel()
-        else:
-            settle(job, answer)
+        settle(job, answer)
         return True
 
     def _watch_deadline_locked(self, job: Job[Any]) -> None:
@@ -578,7 +580,7 @@ class Dispatcher:
                 if self.closed:
                     return
                 now = time.monotonic()
-                expired = [job for job in self.jobs if job.deadline <= now or job.future.cancelled()]
+                expired = [job for job in self.jobs if job.deadline <= now]  # cancelled ones left already
                 for job in expired:
                     self.jobs.remove(job)
                 if not expired:

@@ -305,31 +305,22 @@ class SnippetPool:
         # Queued; a worker this loop holds when its call ends may still run it (resources_qt.snippets.direct).
         queued = self._core.submit(call, timeout, convert, loop=loop)
         if loop is None:
-            try:
-                return await asyncio.wrap_future(queued)
-            except asyncio.CancelledError:
-                self._core.withdraw(queued)  # leave the queue now, not at the reaper's next deadline
-                raise
+            return await asyncio.wrap_future(queued)
         awaited = loop_future(queued, loop)
-        if awaited.done():
-            return await awaited
         gone = caller_gone()
+        if gone is None or awaited.done():
+            return await awaited
+        # Most queued reads are answered within milliseconds: only one still waiting watches its caller.
         watchers: list[asyncio.Task[None]] = []
-        check = None
-        if gone is not None:
-            # Most queued reads are answered within milliseconds: only one still waiting watches its caller.
-            check = loop.call_later(
-                _WATCH_CALLER_AFTER, lambda: watchers.append(loop.create_task(self._give_up_when(gone, queued, call)))
-            )
+        check = loop.call_later(
+            _WATCH_CALLER_AFTER, lambda: watchers.append(loop.create_task(self._give_up_when(gone, queued, call)))
+        )
         try:
             return await awaited
         finally:
-            if check is not None:
-                check.cancel()
+            check.cancel()
             for watcher in watchers:
                 watcher.cancel()
-            if awaited.cancelled():  # the awaiting task was cancelled: leave the queue now
-                self._core.withdraw(queued)
 
     async def _give_up_when(self, gone: CallerGone, queued: Future[Any], call: Call) -> None:
         try:
