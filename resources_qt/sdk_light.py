@@ -25,13 +25,12 @@ def preload() -> None:
     Importing any `mcp.*` module first runs `mcp/__init__.py`, which imports the whole client and
     server stack (about 0.6 s, more on a loaded machine). Before its first paint the window needs
     `UriTemplate` and `is_absolute_path`, and the SDK modules defining them import only the
-    standard library. They run here
-    under their real names, so the later full `import mcp` (when a server starts) finds them in
-    `sys.modules` and every class keeps one identity, and each is bound on its package when that
-    arrives. Nothing is copied from the SDK.
-    Anything unexpected (an SDK whose modules import more of the package, an install this finder
-    cannot read) undoes the preload and leaves the ordinary import to happen later, at its ordinary
-    cost (tests/resources_qt/test_sdk_light.py says which).
+    standard library. They run here under their real names, so the later full `import mcp` (when a
+    server starts) finds them in `sys.modules` and every class keeps one identity, and each is bound
+    on its package when that arrives. Nothing is copied from the SDK. Anything unexpected (an SDK
+    whose modules import more of the package, an install this finder cannot read) undoes the
+    preload and leaves the ordinary import to happen later, at its ordinary cost
+    (tests/resources_qt/test_sdk_light.py says which).
     """
     if "mcp" in sys.modules or any(isinstance(f, _BindWhenLoaded) for f in sys.meta_path):
         return  # the package is there (its __init__ loads these the ordinary way), or this ran already

@@ -445,29 +445,23 @@ class ResourceServer:
         With a bus every replica's listeners get it too. `key` names the change
         when several replicas may raise it on their own (see NotificationRelay).
         """
-        sent = self.enable_resource_notifications and await self._on_server_loop(
-            lambda: self._broadcast_list_changed(key=key)
-        )
-        if not sent:
-            # Nothing went out (switched off, or the server is stopped), but what changed must not be
-            # served from the cache, now or after a restart.
-            self.read_cache.clear()
+        # Dropped here whether or not anything goes out (switched off, the server stopped): what changed
+        # must not be served from the cache, now or after a restart.
+        self.read_cache.clear()
+        if self.enable_resource_notifications:
+            await self._on_server_loop(lambda: self._broadcast_list_changed(key=key))
 
     async def send_resource_updated(self, uri: str, *, key: str | None = None) -> None:
         """Tell every session subscribed to exactly `uri`, on every replica (no-op unless subscriptions are enabled)."""
-        sent = self.enable_resource_subscriptions and await self._on_server_loop(
-            lambda: self.relay.updated(uri, key=key)
-        )
-        if not sent:
-            self.read_cache.invalidate(uri)  # nothing went out, but the content changed
+        self.read_cache.invalidate(uri)  # the content changed, whoever is told
+        if self.enable_resource_subscriptions:
+            await self._on_server_loop(lambda: self.relay.updated(uri, key=key))
 
     async def send_resource_updated_for_session(self, session_id: str, uri: str) -> None:
         """Tell one session (on whichever replica holds it), only if it subscribed to `uri`."""
-        sent = self.enable_resource_subscriptions and await self._on_server_loop(
-            lambda: self.relay.updated(uri, session_id)
-        )
-        if not sent:
-            self.read_cache.invalidate(uri)
+        self.read_cache.invalidate(uri)
+        if self.enable_resource_subscriptions:
+            await self._on_server_loop(lambda: self.relay.updated(uri, session_id))
 
     def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T] | None:
         """Schedule `coro` on the server loop from any thread without waiting.
@@ -491,11 +485,10 @@ class ResourceServer:
         """Every concrete URI some session is subscribed to."""
         return self.registry.subscribed_uris()
 
-    async def _on_server_loop(self, make: Callable[[], Awaitable[object]]) -> bool:
-        """Run `make()` on the server's loop; False if the server is not running (nothing ran)."""
+    async def _on_server_loop(self, make: Callable[[], Awaitable[object]]) -> None:
         thread = self._host.thread
         if thread is None or not thread.is_alive() or self._host.stopping:
-            return False
+            return
 
         async def run() -> None:
             await make()
@@ -504,8 +497,6 @@ class ResourceServer:
             await thread.run_here(run())
         except RuntimeError:
             logger.debug("Notification dropped: the server loop has stopped")
-            return False
-        return True
 
     async def _broadcast_list_changed(self, *, key: str | None = None) -> None:
         with self._state_lock:

@@ -38,8 +38,9 @@ MAX_DIRECT_CALL_BYTES = 64 * 1024
 waits on a pipe write."""
 
 _READ_CHUNK = 64 * 1024
-"""Per read(2): a larger buffer is allocated with mmap and unmapped again on every call (about 17 us for
-256 KiB against under 2 us); a long answer takes a few more callbacks."""
+"""Per read(2): a larger buffer is allocated with mmap and unmapped again on every call (a small answer's
+write and read on the worker's socket pair: 19.5 us with 256 KiB, 3.8 with 64); a long answer takes a few
+more callbacks."""
 _DEATH_GRACE = 2.0
 """How long to wait for a worker's exit status after its pipe closed."""
 _SIZE = struct.Struct("!i")

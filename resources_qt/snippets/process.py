@@ -261,12 +261,8 @@ class WorkerProcess:
         slot = (type(call).__name__, call.key)
         known = self._snippets.get(slot) == call.digest
         prelude_known = self._prelude_digest == call.prelude_digest
-        if known and prelude_known:
-            return call.without(source=True, prelude=True)
-        if known:
-            return call.without(source=True, prelude=False)
-        if prelude_known:
-            return call.without(source=False, prelude=True)
+        if known or prelude_known:
+            return call.without(source=known, prelude=prelude_known)
         return call
 
     def _send(self, call: Call) -> bool:

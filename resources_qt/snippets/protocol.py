@@ -95,7 +95,7 @@ class Call:
 
     def __reduce__(self) -> tuple[type[Self], tuple[Any, ...]]:
         # Rebuilt from its fields in order: the dataclass default for a frozen, slotted class goes
-        # through fields() and a setattr per field on both sides (7.4 + 8.4 us a call, against 3.4 + 4.1).
+        # through fields() and a setattr per field on both sides (7.4 + 8.4 us a call, against 3.8 + 4.7).
         return type(self), _state(self)
 
 
