@@ -27,6 +27,7 @@ from pathlib import Path
 
 import httpx
 
+from bench import roundtrip_floor
 from bench.common import PYTHON, REPO, Row, child_env, free_port, median, stop_process, wait_for_port
 from bench.projects import SMALL_READER
 from bench.rpc_client import ACCEPT, PROTOCOL, RpcSession
@@ -245,11 +246,43 @@ def run(quick: bool) -> list[Row]:
     if shutil.which("wrk") is None:
         why = "wrk is not installed (Debian package wrk)"
         return [Row.unavailable("wrk_read_rps_ratio_vs_sdk", "reads/s vs SDK (wrk)", "x", why, ">= 1.5")]
+    count = 1000 if quick else 3000
+    # Measured before and after the wrk rounds: it swings with the machine, and a floor is the lower one.
+    before = roundtrip_floor.floor_us(count)
     runs, names = measure(quick)
+    after = roundtrip_floor.floor_us(count)
+    floor = min(before, after)
     rows: list[Row] = []
     for era in ERAS:
         rows.extend(_era_rows(era, runs[era], names))
+        rows.append(_budget_row(era, runs[era], floor))
     return rows
+
+
+def _budget_row(era: str, runs: dict[str, dict[int, list[WrkRun]]], floor: float) -> Row:
+    """What the 1.5x-the-SDK goal leaves for a plain read's worker round trip at one connection.
+
+    At one connection wrk waits for each answer, so a read's time is the inverse of the rate. The
+    hinted resource is our whole stack without the worker round trip; 1.5x the SDK's rate allows
+    `1 / (1.5 * sdk)` per read; the difference is what the round trip may cost. Informational: set
+    against the floor measured in the same run (`bench.roundtrip_floor`) and against ours.
+    """
+    sfx, shown = _suffix(era), _era_name(era)
+    sdk = median([x.rps for x in runs["sdk"][1]])
+    hinted = median([x.rps for x in runs["hinted"][1]])
+    ours = median([x.rps for x in runs["ours"][1]])
+    budget = 1e6 / (1.5 * sdk) - 1e6 / hinted
+    taken = 1e6 / ours - 1e6 / hinted
+    detail = (f"1 connection: 1.5x the SDK's {sdk:.0f} reads/s allows {1e6 / (1.5 * sdk):.0f} us per read; our stack "
+              f"without the round trip (hinted, {hinted:.0f} reads/s) takes {1e6 / hinted:.0f} us, leaving "
+              f"{budget:.0f} us for the round trip. The bare floor of a Python process round trip on this machine "
+              f"(`bench.roundtrip_floor`, the lower of before and after the wrk rounds): {floor:.0f} us; a plain "
+              f"read's round trip here (plain minus hinted): {taken:.0f} us")
+    return Row(key=f"wrk_round_trip_budget_us{sfx}",
+               label=f"worker round trip the 1.5x goal leaves at 1 connection ({shown}; floor {floor:.0f} us)",
+               value=budget, unit="us", detail=detail,
+               extra={f"round_trip_floor_us{sfx}": floor, f"round_trip_budget_sdk_rps_c1{sfx}": sdk,
+                      f"round_trip_taken_us{sfx}": taken})
 
 
 def _era_rows(era: str, runs: dict[str, dict[int, list[WrkRun]]], names: list[str]) -> list[Row]:
