@@ -252,14 +252,15 @@ def run(quick: bool) -> list[Row]:
     runs, names = measure(quick)
     after = roundtrip_floor.floor_us(count)
     floor = min(before, after)
+    one_cpu = roundtrip_floor.floor_us(count, one_cpu=True)
     rows: list[Row] = []
     for era in ERAS:
         rows.extend(_era_rows(era, runs[era], names))
-        rows.append(_budget_row(era, runs[era], floor))
+        rows.append(_budget_row(era, runs[era], floor, one_cpu=one_cpu))
     return rows
 
 
-def _budget_row(era: str, runs: dict[str, dict[int, list[WrkRun]]], floor: float) -> Row:
+def _budget_row(era: str, runs: dict[str, dict[int, list[WrkRun]]], floor: float, *, one_cpu: float) -> Row:
     """What the 1.5x-the-SDK goal leaves for a plain read's worker round trip at one connection.
 
     At one connection wrk waits for each answer, so a read's time is the inverse of the rate. The
@@ -277,12 +278,13 @@ def _budget_row(era: str, runs: dict[str, dict[int, list[WrkRun]]], floor: float
               f"without the round trip (hinted, {hinted:.0f} reads/s) takes {1e6 / hinted:.0f} us, leaving "
               f"{budget:.0f} us for the round trip. The bare floor of a Python process round trip on this machine "
               f"(`bench.roundtrip_floor`, the lower of before and after the wrk rounds): {floor:.0f} us; a plain "
-              f"read's round trip here (plain minus hinted): {taken:.0f} us")
+              f"read's round trip here (plain minus hinted): {taken:.0f} us. The same floor with both processes on "
+              f"one CPU (no wake-up crosses CPUs): {one_cpu:.0f} us")
     return Row(key=f"wrk_round_trip_budget_us{sfx}",
                label=f"worker round trip the 1.5x goal leaves at 1 connection ({shown}; floor {floor:.0f} us)",
                value=budget, unit="us", detail=detail,
-               extra={f"round_trip_floor_us{sfx}": floor, f"round_trip_budget_sdk_rps_c1{sfx}": sdk,
-                      f"round_trip_taken_us{sfx}": taken})
+               extra={f"round_trip_floor_us{sfx}": floor, f"round_trip_floor_one_cpu_us{sfx}": one_cpu,
+                      f"round_trip_budget_sdk_rps_c1{sfx}": sdk, f"round_trip_taken_us{sfx}": taken})
 
 
 def _era_rows(era: str, runs: dict[str, dict[int, list[WrkRun]]], names: list[str]) -> list[Row]:

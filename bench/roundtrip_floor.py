@@ -68,8 +68,23 @@ async def _round_trips(conn: Connection, count: int) -> list[float]:
     return times
 
 
-def floor_us(count: int = 3000) -> float:
-    """Median microseconds of `count` round trips (after a warm-up), one at a time, on an idle machine."""
+def floor_us(count: int = 3000, *, one_cpu: bool = False) -> float:
+    """Median microseconds of `count` round trips (after a warm-up), one at a time.
+
+    `one_cpu`: both processes on this thread's first CPU (where the platform can pin), so no wake-up
+    crosses CPUs; on a virtual machine a wake-up of an idle virtual CPU is the larger part of the floor.
+    """
+    allowed = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    if one_cpu and allowed:
+        os.sched_setaffinity(0, {min(allowed)})  # this thread, and the process it starts inherits it
+    try:
+        return _measure(count)
+    finally:
+        if one_cpu and allowed:
+            os.sched_setaffinity(0, allowed)
+
+
+def _measure(count: int) -> float:
     context = multiprocessing.get_context("spawn")
     parent, child = context.Pipe()
     process = context.Process(target=_echo, args=(child,), daemon=True)
@@ -87,4 +102,4 @@ def floor_us(count: int = 3000) -> float:
 
 
 if __name__ == "__main__":
-    print(f"process round trip floor: {floor_us():.0f} us")
+    print(f"process round trip floor: {floor_us():.0f} us; on one CPU: {floor_us(one_cpu=True):.0f} us")
