@@ -1,4 +1,4 @@
-"""The studio's SVG icons, loaded from the `resource_studio_icons` data package."""
+"""The studio's SVG icons, loaded from the `resource_studio_icons` data package, their line art in the theme's ink."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ from importlib import resources
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QRect, QSize, Qt
-from PySide6.QtGui import QIcon, QIconEngine, QImage, QPainter, QPixmap
+from PySide6.QtGui import QGuiApplication, QIcon, QIconEngine, QImage, QPainter, QPixmap
 from PySide6.QtSvg import QSvgRenderer
+
+from studio.theme import icon_ink
 
 logger = logging.getLogger(__name__)
 
@@ -20,6 +22,10 @@ ICON_NAMES = (
     "delete", "preview", "start-server", "stop-server", "notify-list-changed", "notify-updated", "copy",
     "export", "error", "resource", "template", "filter", "pause", "clear", "settings", "tests",
 )  # fmt: skip
+
+_INK = b"#3b4754"
+"""The line-art colour the SVG files are drawn in; rendering puts the theme's ink in its place, so the icons
+stay legible on a dark toolbar (`studio.theme.icon_ink`)."""
 
 # A checkout that is not pip-installed still finds the icons beside the packages.
 _SOURCE_DIR = Path(__file__).resolve().parent.parent / "icons"
@@ -52,12 +58,23 @@ def _svg_data(name: str) -> bytes:
         return b""
 
 
+@functools.lru_cache(maxsize=128)
+def _inked(name: str, ink: str) -> bytes:
+    return _svg_data(name).replace(_INK, ink.encode("ascii"))
+
+
+def _renderer(name: str, *, selected: bool = False) -> QSvgRenderer:
+    """The icon's renderer with its line art in the application palette's ink (read at each paint, so a
+    theme switch shows at the next repaint)."""
+    return QSvgRenderer(QByteArray(_inked(name, icon_ink(QGuiApplication.palette(), selected=selected).name())))
+
+
 def pixmap(name: str, size: int, *, device_pixel_ratio: float = 1.0) -> QPixmap:
     """Icon `name` rendered at `size` logical pixels, sharp on high-DPI screens."""
     physical = max(1, round(size * device_pixel_ratio))
     image = QImage(physical, physical, QImage.Format.Format_ARGB32_Premultiplied)
     image.fill(Qt.GlobalColor.transparent)
-    renderer = QSvgRenderer(QByteArray(_svg_data(name)))
+    renderer = _renderer(name)
     if renderer.isValid():
         painter = QPainter(image)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
@@ -69,14 +86,14 @@ def pixmap(name: str, size: int, *, device_pixel_ratio: float = 1.0) -> QPixmap:
 
 
 class _SvgIconEngine(QIconEngine):
-    """Renders the SVG at whatever size a view asks for; disabled icons are drawn faded."""
+    """Renders the SVG at whatever size a view asks for, in the theme's ink; disabled icons are drawn faded."""
 
     def __init__(self, name: str) -> None:
         super().__init__()
         self._name = name
 
     def paint(self, painter: QPainter, rect: QRect, mode: QIcon.Mode, state: QIcon.State) -> None:
-        renderer = QSvgRenderer(QByteArray(_svg_data(self._name)))
+        renderer = _renderer(self._name, selected=mode == QIcon.Mode.Selected)
         if not renderer.isValid():
             return
         painter.save()

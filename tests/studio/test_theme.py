@@ -4,12 +4,22 @@ from __future__ import annotations
 
 import pytest
 from helpers.contrast import contrast, grab, text_contrast
-from PySide6.QtCore import QRect
-from PySide6.QtGui import QColor, QPalette, QTextCursor
-from PySide6.QtWidgets import QApplication, QCheckBox, QRadioButton, QStyle, QStyleOptionButton, QVBoxLayout, QWidget
+from PySide6.QtCore import QRect, QSize
+from PySide6.QtGui import QColor, QIcon, QPalette, QTextCursor
+from PySide6.QtWidgets import (
+    QApplication,
+    QCheckBox,
+    QRadioButton,
+    QStyle,
+    QStyleOptionButton,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from studio.app import run_app
 from studio.cli import build_parser
+from studio.icons import icon
 from studio.theme import MIN_CONTROL_CONTRAST, apply_theme, current_theme, is_dark, status_colors
 
 WAIT_MS = 15_000
@@ -75,6 +85,34 @@ def test_check_box_and_radio_frames_stand_out_from_the_window_and_their_base(app
         assert against_base >= MIN_CONTROL_CONTRAST, f"{label}: frame on the base only {against_base:.2f}"
         ratio, _mark, _background = text_contrast(image, area)
         assert ratio >= MIN_CONTROL_CONTRAST, f"{label}: indicator {ratio:.2f}"
+
+
+@pytest.mark.parametrize("name", ["light", "dark"])
+def test_icons_line_art_stands_out_from_its_button_and_a_selected_row(app, qtbot, name):
+    apply_theme(app, "dark" if name == "light" else "light")  # the cached icon was shown in the other theme
+    host = QWidget()
+    qtbot.addWidget(host)
+    button = QToolButton(host)
+    button.setIcon(icon("copy"))  # line art only: no accent colour to carry it
+    button.setIconSize(QSize(24, 24))
+    host.show()
+    qtbot.waitExposed(host)
+    button.grab()
+    apply_theme(app, name)
+    face = QApplication.palette().color(QPalette.ColorRole.Button)
+    qtbot.waitUntil(lambda: button.palette().color(QPalette.ColorRole.Button) == face)
+    image = grab(button)
+    lines_area = QRect(0, 0, 20, 20)  # inside the icon, clear of the button's frame
+    lines_area.moveCenter(image.rect().center())
+    ratio, ink, _background = text_contrast(image, lines_area)
+    assert ratio >= MIN_CONTROL_CONTRAST, f"{name}: the copy icon's lines {ink.name()} only {ratio:.2f} on the button"
+    palette = QApplication.palette()
+    selected = icon("copy").pixmap(QSize(24, 24), QIcon.Mode.Selected).toImage()  # as on a selected row
+    pixels = (selected.pixelColor(x, y) for y in range(24) for x in range(24))
+    lines = [color for color in pixels if color.alpha() == 255]
+    highlight = palette.color(QPalette.ColorRole.Highlight)
+    on_row = max((contrast(c, highlight) for c in lines), default=0.0)
+    assert on_row >= MIN_CONTROL_CONTRAST, f"{name}: the copy icon's lines only {on_row:.2f} on a selected row"
 
 
 @pytest.mark.parametrize("name", ["light", "dark"])
