@@ -33,6 +33,8 @@ __all__ = ["COMMIT_DEBOUNCE_MS", "ProjectSettingsView"]
 
 COMMIT_DEBOUNCE_MS = 400
 _RESTART_NOTE = "⟳ restart to apply"
+_FORM_WIDTH_CHARS = 110
+"""The settings column's widest, in average characters (660 to 780 px at common font sizes)."""
 
 
 class ProjectSettingsView(QWidget):
@@ -92,6 +94,7 @@ class ProjectSettingsView(QWidget):
         content_layout = QVBoxLayout(content)
         content_layout.setContentsMargins(8, 4, 8, 8)
         forms: dict[str, QFormLayout] = {}
+        labels: list[QLabel] = []
         for spec in available_specs():
             form = forms.get(spec.section)
             if form is None:
@@ -116,17 +119,25 @@ class ProjectSettingsView(QWidget):
             row.setContentsMargins(0, 0, 0, 0)
             row.addWidget(field.widget, 1)
             row.addWidget(note)
-            if isinstance(field.widget, QCheckBox):
-                form.addRow("", row)
-            else:
-                label = QLabel(spec.label, content)
+            # A check box carries its own text; its empty label keeps it in the fields' column.
+            label = QLabel("" if isinstance(field.widget, QCheckBox) else spec.label, content)
+            if not isinstance(field.widget, QCheckBox):
                 label.setBuddy(field.widget)
-                form.addRow(label, row)
+            labels.append(label)
+            form.addRow(label, row)
+        # One label column for every group, so the fields line up down the page.
+        label_width = max((label.sizeHint().width() for label in labels), default=0)
+        for label in labels:
+            label.setMinimumWidth(label_width)
+            label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         content_layout.addStretch(1)
+        # A settings form across a wide window is hard to read: fields stop at a readable width.
+        content.setMaximumWidth(self.fontMetrics().averageCharWidth() * _FORM_WIDTH_CHARS)
         scroll = QScrollArea(self)
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         scroll.setWidget(content)
+        scroll.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         scroll.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
 
         layout = QVBoxLayout(self)

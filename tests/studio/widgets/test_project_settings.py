@@ -140,3 +140,15 @@ def test_a_refused_value_from_the_file_is_marked_and_other_edits_still_apply(qtb
     assert document.project.server.page_size == 20 and document.project.server.workers == 500
     retype(qtbot, view.field("workers"), "8")
     assert document.project.server.workers == 8 and view.errors == {}
+
+
+def test_fields_line_up_in_one_column_of_a_readable_width_in_a_wide_window(qtbot, document):
+    view = make(qtbot, document)
+    view.resize(1280, 800)
+    qtbot.waitExposed(view)
+    qtbot.waitUntil(lambda: view.field("name").width() > 0)
+    widgets = [view.field(item.name) for item in fields(ServerSettings)]
+    lefts = {widget.mapTo(view, widget.rect().topLeft()).x() for widget in widgets}
+    assert len(lefts) == 1, f"fields start at {sorted(lefts)}: the groups' label columns differ"
+    name = view.field("name")
+    assert name.width() < view.width() * 0.6, f"a one-line field {name.width()} px wide in a {view.width()} px view"
