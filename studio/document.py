@@ -374,6 +374,11 @@ class ProjectDocument(QObject):
         spec = self._by_name.get(name)
         return list(self._snippet_checked(name, spec)) if spec is not None else []
 
+    def checked_snippet_errors(self, name: str) -> list[str] | None:
+        """`snippet_errors` if its snippets were checked since their last edit, else None (nothing compiled)."""
+        cached = self._snippet_cache.get(name)
+        return list(cached) if cached is not None else None
+
     def _form_checked(self, name: str, spec: ResourceSpec) -> list[Problem]:
         cached = self._form_cache.get(name)
         if cached is None:

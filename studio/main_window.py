@@ -33,6 +33,7 @@ from studio.recovery import RecoveryCandidate, RecoveryStore
 from studio.server_control import ServerControl
 from studio.server_sync import ServerSync
 from studio.settings import StudioSettings
+from studio.snippet_sweep import SnippetSweep
 from studio.theme import apply_theme, status_colors
 from studio.widgets.catalogue import CatalogueView
 from studio.widgets.resource_editor import ResourceEditor
@@ -107,6 +108,7 @@ class MainWindow(QMainWindow):
         if self.controller.parent() is None:
             self.controller.setParent(self)
         self.sync = ServerSync(self.document, self.controller, self)
+        self.snippet_sweep = SnippetSweep(self.document, self)
         self.sessions = SessionsModel(self)
         prompts = dialog_prompts(self)
         if ask_unsaved is not None:
@@ -300,6 +302,7 @@ class MainWindow(QMainWindow):
         self._notify_uris_timer.setSingleShot(True)
         self._notify_uris_timer.setInterval(150)
         self._notify_uris_timer.timeout.connect(self._on_refresh_project_views)
+        self.snippet_sweep.swept.connect(self._on_snippets_swept)
 
     # -- projects (the file side lives in ProjectFiles) ---------------------------------
 
@@ -587,7 +590,12 @@ class MainWindow(QMainWindow):
             url=self.server_control.http_url or None,
             project_path=self.document.path,
         )
-        held, failing = self.sync.held_back(), self.sync.failing()
+        self._refresh_errors_status()
+        self.snippet_sweep.start()  # the count above grows to the full one as the sweep checks the rest
+        self._refresh_server_status()
+
+    def _refresh_errors_status(self) -> None:
+        held, failing = self.sync.unserved_and_failing()
         parts = ([f"{len(held)} with errors (not served)"] if held else []) + (
             [f"{len(failing)} with snippet errors (failing)"] if failing else []
         )
@@ -596,7 +604,6 @@ class MainWindow(QMainWindow):
             ["Served, but reads fail with the snippet's error:", *failing[:20]] if failing else []
         )
         self.errors_label.setToolTip("\n".join(tips))
-        self._refresh_server_status()
 
     # -- slots: document and views -----------------------------------------------------
 
@@ -638,6 +645,10 @@ class MainWindow(QMainWindow):
     @Slot()
     def _on_refresh_project_views(self) -> None:
         self._refresh_project_views()
+
+    @Slot()
+    def _on_snippets_swept(self) -> None:
+        self._refresh_errors_status()
 
     @Slot()
     def _on_settings_changed(self) -> None:

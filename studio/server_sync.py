@@ -60,6 +60,19 @@ class ServerSync(QObject):
         document = self._document
         return [name for name in document.names() if self._servable(name) and document.snippet_errors(name)]
 
+    def unserved_and_failing(self) -> tuple[list[str], list[str]]:
+        """`held_back()` and `failing()` in one pass, the latter among resources whose snippets were checked
+        already: nothing is compiled here (`SnippetSweep` checks the rest without stalling the window)."""
+        document = self._document
+        held: list[str] = []
+        failing: list[str] = []
+        for name in document.names():
+            if not self._servable(name):
+                held.append(name)
+            elif document.checked_snippet_errors(name):
+                failing.append(name)
+        return held, failing
+
     def valid_project(self) -> Project:
         project = self._document.project
         document = self._document
