@@ -705,11 +705,17 @@ class ProjectDocument(QObject):
             self._form_cache.clear()
             self._snippet_cache.clear()
 
-    @Slot()
-    def _on_checks_finished(self) -> None:
-        before = dict(self._snippet_cache)
-        self._snippet_cache.clear()
-        changed = [name for name, snippet in before.items() if self.snippet_errors(name) != snippet]
+    @Slot(str)
+    def _on_checks_finished(self, source: str) -> None:
+        # Only the resources with that snippet: checking every cached one again compiled them all on the
+        # GUI thread after each long snippet's check (207 ms for 2,000 resources, past the check cache).
+        changed = []
+        for name, spec in self._by_name.items():
+            if source not in (spec.reader, spec.complete, spec.instances) or name not in self._snippet_cache:
+                continue
+            before = self._snippet_cache.pop(name)
+            if self.snippet_errors(name) != before:
+                changed.append(name)
         if changed:
             self.errors_changed.emit(changed)
 

@@ -40,14 +40,14 @@ class SnippetChecks(QObject):
 
     `result()` checks a short source at once. A long one is sent to the
     completion process and reported as fine until its answer arrives, then
-    `checks_finished` tells the owner to ask again. With `background=False`
+    `checks_finished` tells the owner which source to ask about again. With `background=False`
     every check is done at once (for scripts and tests that need it so).
 
     Signals:
-        checks_finished(): a background check finished; cached results changed.
+        checks_finished(str source): a background check of `source` finished; its cached result changed.
     """
 
-    checks_finished = Signal()
+    checks_finished = Signal(str)
 
     def __init__(self, parent: QObject | None = None, *, background: bool = True) -> None:
         super().__init__(parent)
@@ -104,4 +104,4 @@ class SnippetChecks(QObject):
             self._store(key, (int(found[0]), int(found[1]), str(found[2])))
         else:
             self._store(key, None)
-        self.checks_finished.emit()
+        self.checks_finished.emit(key[0])

@@ -293,6 +293,37 @@ def test_a_long_snippet_is_checked_outside_the_gui_thread_and_its_error_arrives_
     assert message.startswith(f"Reader snippet, line {BACKGROUND_CHECK_LINES + 52}")
 
 
+def test_a_long_snippets_late_answer_checks_only_the_resources_that_have_it_again(qtbot):
+    import sys
+
+    from resources_qt.project import Project, ResourceSpec
+    from studio.snippet_checks import BACKGROUND_CHECK_LINES, CACHE_SIZE
+
+    body = "".join(f"    x{i} = {i}\n" for i in range(BACKGROUND_CHECK_LINES + 50))
+    broken = "def read(uri, params):\n" + body + "    return x0 +\n"
+    # More short snippets than the check cache holds: checking them again would compile each one.
+    others = [ResourceSpec(name=f"r{i}", uri=f"a://r{i}", reader=f"def read(uri, params):\n    return {i}\n")
+              for i in range(CACHE_SIZE + 50)]  # fmt: skip
+    document = ProjectDocument(Project(resources=[ResourceSpec(name="long", uri="a://long", reader=broken), *others]))
+    compiled: list[int] = []
+
+    def count_compiles(_frame: object, event: str, arg: object) -> None:
+        if event == "c_call" and arg is compile:
+            compiled.append(1)
+
+    try:
+        with qtbot.waitSignal(document.errors_changed, timeout=30_000) as blocker:
+            assert document.snippet_errors("long") == []  # pending
+            for spec in others:
+                assert document.snippet_errors(spec.name) == []
+            sys.setprofile(count_compiles)  # from here on: the answer arriving, and what it checks again
+    finally:
+        sys.setprofile(None)
+    assert blocker.args == [["long"]]
+    assert len(compiled) <= 2, f"{len(compiled)} compiles when one long snippet's answer arrived"
+    assert document.snippet_errors("long") and document.checked_snippet_errors("r0") == []
+
+
 def test_tests_are_undoable_edits_that_mark_the_project_modified(qtbot):
     from resources_qt.errors import ValidationError
     from resources_qt.project import Project
