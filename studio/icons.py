@@ -23,9 +23,9 @@ ICON_NAMES = (
     "export", "error", "resource", "template", "filter", "pause", "clear", "settings", "tests",
 )  # fmt: skip
 
-_INK = b"#3b4754"
-"""The line-art colour the SVG files are drawn in; rendering puts the theme's ink in its place, so the icons
-stay legible on a dark toolbar (`studio.theme.icon_ink`)."""
+_INK = b"currentColor"
+"""What the SVG files draw their line art in (SVG's own placeholder); rendering puts the theme's ink in its
+place, so the icons stay legible on a dark toolbar (`studio.theme.icon_ink`)."""
 
 # A checkout that is not pip-installed still finds the icons beside the packages.
 _SOURCE_DIR = Path(__file__).resolve().parent.parent / "icons"
