@@ -65,7 +65,7 @@ def report(**values: Any) -> None:
 
 
 def _open_window(project: str) -> Any:
-    from studio.main_window import MainWindow, UnsavedChoice
+    from studio.shell.main_window import MainWindow, UnsavedChoice
 
     window = MainWindow(
         ask_unsaved=lambda _text: UnsavedChoice.DISCARD,
@@ -115,7 +115,7 @@ def _run_pane(coro_fn: Any, project: str, *args: Any) -> int:
     import qasync
 
     from resources_qt.project import load_project
-    from studio.widgets.snippet_pane import SnippetPane
+    from studio.code.snippet_pane import SnippetPane
 
     app = QApplication(sys.argv[:1])
     loop = qasync.QEventLoop(app)
@@ -196,7 +196,7 @@ async def keystroke_complete(app: QApplication, window: Any, cycles: int) -> Non
         raise RuntimeError("no completing snippetEditor in the main window")
     editor.completion.enabled = not os.environ.get(NO_COMPLETION_ENV)
     if editor.completion.enabled:  # as when the user clicks into the editor before typing
-        from studio.widgets.code_completion import CompletionWorker
+        from studio.code.code_completion import CompletionWorker
 
         editor.completion.prepare()
         deadline = time.monotonic() + 30
@@ -323,7 +323,7 @@ async def preview_latency(app: QApplication, window: Any, reads: int) -> None:
     the others are the steady state. "Painted" is the content view ready and repainted synchronously
     right after the outcome was shown, so the paint of the new content is inside the time.
     """
-    from studio.widgets.preview import PreviewPanel
+    from studio.preview.preview import PreviewPanel
 
     await _settle(1.0)  # as a user would: the window is up and idle before the first click
     panel = window.findChild(PreviewPanel)

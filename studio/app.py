@@ -55,10 +55,10 @@ def run_app(
     from PySide6.QtWidgets import QApplication
 
     from resources_qt.qt.gc_guard import GuiThreadCollector
-    from studio.icons import icon
-    from studio.main_window import MainWindow
-    from studio.settings import StudioSettings
-    from studio.theme import apply_theme
+    from studio.look.icons import icon
+    from studio.look.theme import apply_theme
+    from studio.shell.main_window import MainWindow
+    from studio.shell.settings import StudioSettings
 
     existing = QApplication.instance()
     app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])

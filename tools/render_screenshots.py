@@ -71,9 +71,9 @@ def main(argv: list[str] | None = None) -> int:
 
     app = QApplication([sys.argv[0]])
     app.setApplicationName("Resource Studio")
-    from studio.icons import icon
-    from studio.main_window import MainWindow, UnsavedChoice
-    from studio.project_files import bundled_example
+    from studio.document.project_files import bundled_example
+    from studio.look.icons import icon
+    from studio.shell.main_window import MainWindow, UnsavedChoice
 
     app.setWindowIcon(icon("app"))
     out = Path(options.out)
@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         widget.grab().save(str(path))
         print(f"wrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
 
-    from studio.theme import apply_theme
+    from studio.look.theme import apply_theme
 
     apply_theme(app, "light")  # one look whatever the machine's desktop uses
     window = MainWindow(ask_unsaved=lambda label: UnsavedChoice.DISCARD, ask_restore=lambda candidate: False)
@@ -163,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         shoot(window, f"main_window_builder{suffix}")
         # Live data: the template's Instances tab beside the builder with its "Live data" group unfolded.
         if template:
-            from studio.widgets.resource_editor import INSTANCES_TAB
+            from studio.shell.resource_editor import INSTANCES_TAB
 
             window.editor.form.live.set_expanded(True)
             window.editor.snippet_tabs.setCurrentIndex(INSTANCES_TAB)

@@ -5,12 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from studio_client import BackgroundClient
+from helpers.studio_client import BackgroundClient
+from helpers.widget_project import PROJECT_TOML
 
-from resources_qt.project import Project, ResourceSpec, ServerSettings, save_project
-from studio.main_window import MainWindow, UnsavedChoice
-from studio.recovery import RecoveryStore
-from studio.settings import StudioSettings
+from resources_qt.project import Project, ResourceSpec, ServerSettings, loads_project, save_project
+from studio.document.document import ProjectDocument
+from studio.document.recovery import RecoveryStore
+from studio.shell.main_window import MainWindow, UnsavedChoice
+from studio.shell.settings import StudioSettings
 
 WAIT_MS = 15_000
 
@@ -84,3 +86,14 @@ def make_window(qtbot, tmp_path):
     yield make
     for window in windows:
         window.shutdown()
+
+
+@pytest.fixture
+def project() -> Project:
+    """The widget tests' small project (both kinds of resources)."""
+    return loads_project(PROJECT_TOML)
+
+
+@pytest.fixture
+def document(project: Project) -> ProjectDocument:
+    return ProjectDocument(project)

@@ -1,0 +1,1 @@
+"""The catalogue: the project's direct resources and templates as two filterable lists."""

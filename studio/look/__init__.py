@@ -1,0 +1,1 @@
+"""How the studio looks: themes, colours and contrast, icons, the code editor's colours, highlighting, marks."""

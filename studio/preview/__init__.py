@@ -1,0 +1,1 @@
+"""The preview: reading a URI as a client would and showing the outcome through the content renderers."""
