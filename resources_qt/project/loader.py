@@ -22,6 +22,7 @@ from resources_qt.project.model import (
     WatchSpec,
     placeholder_reader,
 )
+from resources_qt.project.settings_table import SETTINGS
 from resources_qt.resource import Annotations, CacheHint, Icon
 from resources_qt.templates import compile_template
 from resources_qt.testing.spec import TestSpec, TestSpecError, parse_tests
@@ -29,20 +30,7 @@ from resources_qt.testing.spec import TestSpec, TestSpecError, parse_tests
 __all__ = ["load_project", "loads_project", "read_resource_table", "read_server_table"]
 
 _TOP_KEYS = {"format", "server", "prelude", "resources", "tests"}
-_SERVER_KEYS = set(ServerSettings.__dataclass_fields__)
-_SERVER_INTS = (
-    "workers",
-    "memory_limit_mb",
-    "page_size",
-    "cache_ttl_ms",
-    "max_queued_reads",
-    "resource_concurrency",
-    "max_processes",
-    "max_file_size_mb",
-    "max_subscriptions",
-    "max_uri_length",
-    "max_sessions",
-)
+_SERVER_KEYS = {row.key for row in SETTINGS}
 _RESOURCE_KEYS = set(ResourceSpec.__dataclass_fields__)
 _TOML_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)")
 
@@ -266,18 +254,12 @@ def _parse_server(data: dict[str, Any], *, check: bool = True) -> ServerSettings
             f"unknown key(s): {', '.join(sorted(unknown))} (known: {', '.join(sorted(_SERVER_KEYS))})",
         )
     settings = ServerSettings()
-    for key in ("name", "version", "instructions", "cache_scope"):
-        if key in data:
-            setattr(settings, key, _expect(data[key], str, key))
-    for key in ("notifications", "subscriptions", "mask_errors"):
-        if key in data:
-            setattr(settings, key, _expect(data[key], bool, key))
-    for key in _SERVER_INTS:
-        if key in data:
-            setattr(settings, key, _expect(data[key], int, key))
-    for key in ("reader_timeout", "session_idle_timeout"):
-        if key in data:
-            setattr(settings, key, float(_expect(data[key], (float, int), key)))
+    for row in SETTINGS:
+        if row.key not in data:
+            continue
+        kinds: type | tuple[type, ...] = (float, int) if row.kind is float else row.kind
+        value = _expect(data[row.key], kinds, row.key)
+        setattr(settings, row.key, float(value) if row.kind is float else value)
     problem = settings.problem() if check else None
     if problem is not None:
         raise _field_error(*problem)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from resources_qt.errors import ValidationError
+from resources_qt.project.settings_table import CACHE_TTL_MAX_MS, SETTINGS, default
 from resources_qt.resource import Annotations, CacheHint, Icon, Reader, Resource
 from resources_qt.testing.spec import TestSpec
 
@@ -46,61 +47,43 @@ class ProjectError(ValidationError):
         self.line = line
 
 
-CACHE_TTL_MAX_MS = 365 * 24 * 3600 * 1000
-"""The longest cache hint a project may give: one year."""
-
 SERVER_RANGES: dict[str, tuple[float, float, str]] = {
-    # key: (least, most, unit shown in the message)
-    "reader_timeout": (0.1, 3600.0, " s"),
-    "workers": (1, 64, ""),
-    "memory_limit_mb": (64, 1_048_576, " MB"),
-    "page_size": (1, 10_000, ""),
-    "max_queued_reads": (1, 100_000, ""),
-    "resource_concurrency": (1, 64, ""),
-    "max_processes": (1, 65_536, ""),
-    "max_file_size_mb": (1, 1_048_576, " MB"),
-    "max_subscriptions": (1, 1_000_000, ""),
-    "max_uri_length": (256, 1_048_576, ""),
-    "max_sessions": (1, 1_000_000, ""),
-    "session_idle_timeout": (1.0, 604_800.0, " s"),
-    "cache_ttl_ms": (0, CACHE_TTL_MAX_MS, " ms"),
+    row.key: (row.least, row.most, f" {row.unit}" if row.unit else "")
+    for row in SETTINGS
+    if row.least is not None and row.most is not None
 }
+"""The numeric keys' (least, most, unit shown in the message), derived from `settings_table.SETTINGS`."""
 """Inclusive bounds of the numeric `[server]` settings; anything outside is refused naming the key and range."""
 
 
 @dataclass
 class ServerSettings:
-    """The `[server]` table: identity, capabilities and runtime limits (bounds in `SERVER_RANGES`)."""
+    """The `[server]` table: identity, capabilities and runtime limits.
 
-    name: str = "Resource Studio"
-    version: str = "0.1.0"
-    instructions: str = ""
-    notifications: bool = False
-    subscriptions: bool = False
-    reader_timeout: float = 5.0
-    workers: int = 2
-    memory_limit_mb: int = 1024
-    page_size: int = 100
-    cache_ttl_ms: int | None = None
-    cache_scope: Literal["public", "private"] = "private"
-    max_queued_reads: int = 256
-    """Reads waiting for a worker; one more is answered -32000 "busy"."""
-    resource_concurrency: int = 2
-    """Reads of one resource running at once, so one slow resource cannot take every worker."""
-    max_processes: int = 1024
-    """RLIMIT_NPROC of the worker processes."""
-    max_file_size_mb: int = 1024
-    """RLIMIT_FSIZE of the worker processes."""
-    max_subscriptions: int = 1000
-    """Subscriptions one session may hold."""
-    max_uri_length: int = 8192
-    """Longest URI a client may send."""
-    max_sessions: int = 10_000
-    """Sessions held at once; the longest-idle one without a stream is evicted first."""
-    session_idle_timeout: float = 3600.0
-    """Seconds after which an idle session may be closed."""
-    mask_errors: bool = False
-    """Clients get a generic message for reader failures; the full text stays in the studio and the log."""
+    Each key is declared once, in `settings_table.SETTINGS` (its default, range, label, help and where it
+    applies); this class only gives the keys their static types. A field without a row fails the model's test.
+    """
+
+    name: str = default("name")
+    version: str = default("version")
+    instructions: str = default("instructions")
+    notifications: bool = default("notifications")
+    subscriptions: bool = default("subscriptions")
+    reader_timeout: float = default("reader_timeout")
+    workers: int = default("workers")
+    memory_limit_mb: int = default("memory_limit_mb")
+    page_size: int = default("page_size")
+    cache_ttl_ms: int | None = default("cache_ttl_ms")
+    cache_scope: Literal["public", "private"] = default("cache_scope")
+    max_queued_reads: int = default("max_queued_reads")
+    resource_concurrency: int = default("resource_concurrency")
+    max_processes: int = default("max_processes")
+    max_file_size_mb: int = default("max_file_size_mb")
+    max_subscriptions: int = default("max_subscriptions")
+    max_uri_length: int = default("max_uri_length")
+    max_sessions: int = default("max_sessions")
+    session_idle_timeout: float = default("session_idle_timeout")
+    mask_errors: bool = default("mask_errors")
 
     def validate(self) -> None:
         """Raise `ValidationError` (-32602) naming the first invalid setting (its `field` is the key)."""
@@ -112,25 +95,15 @@ class ServerSettings:
         """The first invalid setting as (key, message), or None."""
         if not isinstance(self.name, str) or not self.name.strip():
             return "name", "name must not be empty"
-        for key, (least, most, unit) in SERVER_RANGES.items():
-            value = getattr(self, key)
-            if value is None and key == "cache_ttl_ms":
-                continue
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                return key, f"{key} must be a number, not {type(value).__name__}"
-            if not (math.isfinite(value) and least <= value <= most):
-                return key, f"{key} must be between {_number(least)} and {_number(most)}{unit}, not {value}"
-        if self.cache_scope not in ("public", "private"):
-            return "cache_scope", f"cache_scope must be 'public' or 'private', not {self.cache_scope!r}"
+        for row in SETTINGS:
+            message = row.problem(getattr(self, row.key))
+            if message is not None:
+                return row.key, message
         return None
 
     @property
     def cache(self) -> CacheHint | None:
         return None if self.cache_ttl_ms is None else CacheHint(self.cache_ttl_ms, self.cache_scope)
-
-
-def _number(value: float) -> str:
-    return str(value) if isinstance(value, int) else f"{value:g}"
 
 
 WATCH_INTERVAL_MIN = 0.1

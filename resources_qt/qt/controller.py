@@ -16,6 +16,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 from resources_qt.errors import ValidationError
 from resources_qt.live.events import DataChanged, InstancesFailed, InstancesListed, watch_kinds
 from resources_qt.project import Project, ResourceSpec
+from resources_qt.project.settings_table import settings_for
 from resources_qt.qt.engine_parts import EngineParts, build_engine, import_engine
 from resources_qt.qt.pump import EventPump
 from resources_qt.resource import Resource
@@ -309,14 +310,14 @@ class ServerController(QObject):
         settings = project.server
         if self._engine is not None:
             server = self._engine.server
-            server.name, server.version, server.instructions = settings.name, settings.version, settings.instructions
-            server.page_size, server.cache = settings.page_size, settings.cache
+            for applies in ("identity", "engine"):
+                for name, value in settings_for(settings, applies, live_only=True).items():
+                    setattr(server, name, value)
+            server.cache = settings.cache
             if not server.is_running:
-                server.enable_resource_notifications = settings.notifications
-                server.enable_resource_subscriptions = settings.subscriptions
-        self._pool.configure(
-            timeout=settings.reader_timeout, memory_limit_mb=settings.memory_limit_mb, workers=settings.workers
-        )
+                for name, value in settings_for(settings, "capabilities").items():
+                    setattr(server, name, value)
+        self._pool.configure(**settings_for(settings, "pool", live_only=True))
         folder = project_folder(project)
         if folder is not None:
             # Saved under a new name: snippets run in (and PROJECT_DIR names) the new folder.

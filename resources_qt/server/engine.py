@@ -16,6 +16,7 @@ from mcp.server.context import ServerRequestContext
 from resources_qt.bus.relay import Bus, NotificationRelay
 from resources_qt.bus.urls import redact
 from resources_qt.collection import ChangeKind, Resources
+from resources_qt.project.settings_table import setting
 from resources_qt.resource import CacheHint, Resource
 from resources_qt.server import http as http_host
 from resources_qt.server.events import (
@@ -101,18 +102,16 @@ class ResourceServer:
             raise TypeError(f"resources must be a Resources collection, not {type(resources).__name__}")
         if not name:
             raise ValueError("The server name must not be empty")
-        if page_size < 1:
-            raise ValueError(f"page_size must be at least 1, not {page_size}")
+        # The limits a project can set are checked against their `[server]` rows: one range everywhere.
+        setting("page_size").check(page_size)
         if max_request_body_size < 1:
             raise ValueError("max_request_body_size must be positive")
-        if session_idle_timeout is not None and not (0 < session_idle_timeout < float("inf")):
-            raise ValueError("session_idle_timeout must be positive and finite (or None for no limit)")
-        if max_sessions is not None and max_sessions < 1:
-            raise ValueError(f"max_sessions must be at least 1 (or None for no limit), not {max_sessions}")
-        if max_subscriptions < 1:
-            raise ValueError(f"max_subscriptions must be at least 1, not {max_subscriptions}")
-        if max_uri_length < 16:
-            raise ValueError(f"max_uri_length must be at least 16, not {max_uri_length}")
+        if session_idle_timeout is not None:  # None: no limit
+            setting("session_idle_timeout").check(session_idle_timeout)
+        if max_sessions is not None:  # None: no limit
+            setting("max_sessions").check(max_sessions)
+        setting("max_subscriptions").check(max_subscriptions)
+        setting("max_uri_length").check(max_uri_length)
         self.resources = resources
         self.name = name
         self.version = version

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from resources_qt.collection import Resources
 from resources_qt.project import Project
+from resources_qt.project.settings_table import settings_for
 from resources_qt.server.engine import ResourceServer
 from resources_qt.snippets import create_pool
 
@@ -15,17 +16,10 @@ def build_server(project: Project, resources: Resources) -> ResourceServer:
     settings = project.server
     server = ResourceServer(
         resources,
-        name=settings.name,
-        version=settings.version,
-        instructions=settings.instructions,
-        page_size=settings.page_size,
+        **settings_for(settings, "identity"),
+        **settings_for(settings, "engine"),
         cache=settings.cache,
-        session_idle_timeout=settings.session_idle_timeout,
-        max_sessions=settings.max_sessions,
-        max_subscriptions=settings.max_subscriptions,
-        max_uri_length=settings.max_uri_length,
-        mask_errors=settings.mask_errors,
     )
-    server.enable_resource_notifications = settings.notifications
-    server.enable_resource_subscriptions = settings.subscriptions
+    for name, value in settings_for(settings, "capabilities").items():
+        setattr(server, name, value)
     return server

@@ -10,6 +10,7 @@ from resources_qt.collection import Resources
 from resources_qt.content import ResourceContent
 from resources_qt.errors import ReaderMissingError, ValidationError
 from resources_qt.project import Project, ResourceSpec, ServerSettings
+from resources_qt.project.settings_table import settings_for
 from resources_qt.resource import Resource
 from resources_qt.snippets.pool import SnippetPool
 
@@ -21,17 +22,8 @@ SnippetCompleter = Callable[[str, str, Mapping[str, str] | None], Awaitable[list
 
 def create_pool(project: Project) -> SnippetPool:
     """A pool sized and limited by the project's `[server]` settings, with its prelude (not started)."""
-    settings = project.server
     return SnippetPool(
-        workers=settings.workers,
-        timeout=settings.reader_timeout,
-        memory_limit_mb=settings.memory_limit_mb,
-        prelude=project.prelude,
-        max_queued_reads=settings.max_queued_reads,
-        resource_concurrency=settings.resource_concurrency,
-        max_processes=settings.max_processes,
-        max_file_size_mb=settings.max_file_size_mb,
-        project_dir=project_folder(project),
+        **settings_for(project.server, "pool"), prelude=project.prelude, project_dir=project_folder(project)
     )
 
 
@@ -41,16 +33,8 @@ def project_folder(project: Project) -> Path | None:
 
 
 def configure_pool(pool: SnippetPool, settings: ServerSettings) -> None:
-    """Apply the pool's `[server]` limits (timeout, workers, memory, queue, concurrency, processes, files)."""
-    pool.configure(
-        timeout=settings.reader_timeout,
-        memory_limit_mb=settings.memory_limit_mb,
-        workers=settings.workers,
-        max_queued_reads=settings.max_queued_reads,
-        resource_concurrency=settings.resource_concurrency,
-        max_processes=settings.max_processes,
-        max_file_size_mb=settings.max_file_size_mb,
-    )
+    """Apply the pool's `[server]` limits: every key whose table row applies to the pool."""
+    pool.configure(**settings_for(settings, "pool"))
 
 
 def bind_project(project: Project, pool: SnippetPool, *, apply_settings: bool = True) -> Resources:

@@ -14,6 +14,7 @@ from typing import Any, Self, TypeVar
 
 from resources_qt.content import ResourceContent
 from resources_qt.errors import ReaderFailedError, ValidationError
+from resources_qt.project.settings_table import setting
 from resources_qt.snippets import messages
 from resources_qt.snippets.caller import CallerGone, caller_gone
 from resources_qt.snippets.direct import call_directly, loop_future, supports_direct_calls
@@ -169,6 +170,16 @@ class SnippetPool:
     def resource_concurrency(self) -> int:
         """Calls of one resource running at once (the `workers` count unless set)."""
         return self._core.limits.per_resource
+
+    @property
+    def max_processes(self) -> int:
+        """RLIMIT_NPROC of the workers (0: not limited)."""
+        return self._core.limits.max_processes
+
+    @property
+    def max_file_size_mb(self) -> int:
+        """RLIMIT_FSIZE of the workers in MB (0: not limited)."""
+        return self._core.limits.max_file_size_mb
 
     def queued(self) -> int:
         """Calls waiting for a worker now (diagnostics and tests)."""
@@ -434,11 +445,6 @@ def _check_timeout(name: str, timeout: object) -> None:
         raise ValidationError(f"{name} must be a number of seconds in (0, {MAX_TIMEOUT:g}], not {timeout!r}")
 
 
-def _check_int(name: str, value: object, low: int, high: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ValidationError(f"{name} must be an integer from {low} to {high}, not {value!r}")
-
-
 def _check_settings(
     *,
     workers: int | None,
@@ -449,20 +455,19 @@ def _check_settings(
     max_processes: int | None = None,
     max_file_size_mb: int | None = None,
 ) -> None:
-    if workers is not None:
-        _check_int("workers", workers, 1, 64)
-    if timeout is not None:
-        _check_timeout("timeout", timeout)
-    if memory_limit_mb is not None:
-        _check_int("memory_limit_mb", memory_limit_mb, 16, 1024 * 1024)
-    if max_queued_reads is not None:
-        _check_int("max_queued_reads", max_queued_reads, 0, 1_000_000)
-    if resource_concurrency is not None:
-        _check_int("resource_concurrency", resource_concurrency, 0, 1024)
-    if max_processes is not None:
-        _check_int("max_processes", max_processes, 0, 1_000_000)
-    if max_file_size_mb is not None:
-        _check_int("max_file_size_mb", max_file_size_mb, 0, 1024 * 1024 * 1024)
+    # The project's keys are checked against their `[server]` rows (one range everywhere); 0 keeps the
+    # library's "no limit" / "as many as workers" meaning for the process limits and the per-resource cap.
+    checks = {
+        "workers": workers, "reader_timeout": timeout, "memory_limit_mb": memory_limit_mb,
+        "max_queued_reads": max_queued_reads, "resource_concurrency": resource_concurrency or None,
+        "max_processes": max_processes or None, "max_file_size_mb": max_file_size_mb or None,
+    }  # fmt: skip
+    for key, value in checks.items():
+        if value is not None:
+            row = setting(key)
+            problem = row.problem(value)
+            if problem is not None:
+                raise ValidationError(problem.replace(key, row.name, 1), field=row.name)
 
 
 def _check_call(key: str, source: str, timeout: float | None) -> None:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLineEdit, QPlainTextEdit, QWidget
 
-from resources_qt.errors import ValidationError
 from resources_qt.project import ServerSettings
+from resources_qt.project.settings_table import SETTINGS, setting
 
 __all__ = [
     "LIVE_KEYS",
@@ -19,17 +19,14 @@ __all__ = [
     "settings_problem",
 ]
 
-LIVE_KEYS = frozenset({
-    "name", "version", "instructions", "reader_timeout", "workers", "memory_limit_mb", "page_size",
-    "cache_ttl_ms", "cache_scope",
-})  # fmt: skip
+LIVE_KEYS = frozenset(row.key for row in SETTINGS if row.live)
 """Keys a running server takes at once (name, version and instructions reach the next sessions); the rest
 (capabilities are advertised at start, limits are set up when the server starts) need a restart."""
 
 
 @dataclass(frozen=True)
 class SettingSpec:
-    """How the view shows one key: its section, label, object name and help."""
+    """How the view shows one key: its section, label, object name and help (read off its table row)."""
 
     key: str
     section: str
@@ -38,75 +35,15 @@ class SettingSpec:
     tip: str
 
 
-_SPECS = (
-    SettingSpec("name", "Identity", "&Name", "serverNameEdit", "The server name clients see (serverInfo.name)"),
-    SettingSpec("version", "Identity", "&Version", "serverVersionEdit", "The server version clients see"),
-    SettingSpec("instructions", "Identity", "&Instructions", "serverInstructionsEdit",
-                "Sent to clients at initialization: how to use this server's resources"),
-    SettingSpec("notifications", "Capabilities", "Notifications", "settingsNotifications",
-                "Advertise and send resources/list_changed"),
-    SettingSpec("subscriptions", "Capabilities", "Subscriptions", "settingsSubscriptions",
-                "Accept resources/subscribe and subscriptions/listen"),
-    SettingSpec("reader_timeout", "Readers", "Reader &timeout (s)", "readerTimeoutEdit",
-                "Seconds a read may take, waiting included"),
-    SettingSpec("workers", "Readers", "&Workers", "workersEdit", "Snippet worker processes"),
-    SettingSpec("memory_limit_mb", "Readers", "&Memory limit (MB)", "memoryLimitEdit", "Memory per worker"),
-    SettingSpec("page_size", "Listing and cache", "&Page size", "pageSizeEdit",
-                "Entries per resources/list page"),
-    SettingSpec("cache_ttl_ms", "Listing and cache", "Cache &TTL (ms)", "cacheTtlEdit",
-                "Default cache hint for reads; empty: no hint"),
-    SettingSpec("cache_scope", "Listing and cache", "Cache &scope", "cacheScopeCombo",
-                "Who may cache a read: one client (private) or shared caches (public)"),
-    SettingSpec("max_queued_reads", "Limits", "Queued reads", "maxQueuedReadsEdit",
-                "Reads waiting for a worker before new ones are answered 'busy' (-32000)"),
-    SettingSpec("resource_concurrency", "Limits", "Reads per resource", "resourceConcurrencyEdit",
-                "Reads of one resource running at once"),
-    SettingSpec("max_processes", "Limits", "Processes per worker", "maxProcessesEdit",
-                "RLIMIT_NPROC for worker processes"),
-    SettingSpec("max_file_size_mb", "Limits", "File size (MB)", "maxFileSizeEdit",
-                "RLIMIT_FSIZE for worker processes"),
-    SettingSpec("max_subscriptions", "Limits", "Subscriptions per session", "maxSubscriptionsEdit",
-                "Subscriptions one session may hold"),
-    SettingSpec("max_uri_length", "Limits", "URI length", "maxUriLengthEdit",
-                "Longest URI a client may send"),
-    SettingSpec("max_sessions", "Limits", "Sessions", "maxSessionsEdit", "Sessions at once"),
-    SettingSpec("session_idle_timeout", "Limits", "Session idle timeout (s)", "sessionIdleTimeoutEdit",
-                "Seconds before an idle session without a stream may be evicted"),
-    SettingSpec("mask_errors", "Limits", "Mask reader errors", "maskErrorsSwitch",
-                "Clients get a generic message for reader failures; the full text stays here and in the log"),
-)  # fmt: skip
-
-
 def available_specs() -> list[SettingSpec]:
-    """The specs of the keys `ServerSettings` has (limit keys appear once the model defines them)."""
-    names = {f.name for f in fields(ServerSettings)}
-    return [spec for spec in _SPECS if spec.key in names]
+    """One spec per `[server]` key, in the table's order (`resources_qt.project.settings_table.SETTINGS`)."""
+    return [SettingSpec(row.key, row.section, row.label, row.widget, row.help) for row in SETTINGS]
 
 
 def settings_problem(settings: ServerSettings) -> tuple[str, str] | None:
     """The model's verdict: the first invalid key and its message, or None."""
-    try:
-        settings.validate()
-    except ValidationError as exc:
-        key = getattr(exc, "field", None)
-        if not isinstance(key, str) or not key:
-            # Before errors carried their field, the model named it through problem().
-            problem = getattr(settings, "problem", None)
-            found = problem() if callable(problem) else None
-            key = str(found[0]) if isinstance(found, tuple) else ""
-        message = exc.message.removeprefix("[server] ")
-        return key.removeprefix("server."), message
-    return None
-
-
-def _kind_of(key: str) -> tuple[type, bool]:
-    """(value type, whether empty means None) from the model's annotation."""
-    annotation = str(next(f.type for f in fields(ServerSettings) if f.name == key))
-    optional = "None" in annotation
-    for kind in (bool, float, int):
-        if kind.__name__ in annotation:
-            return kind, optional
-    return str, optional
+    problem = settings.problem()
+    return None if problem is None else (problem[0], problem[1])
 
 
 class SettingField:
@@ -115,15 +52,16 @@ class SettingField:
     def __init__(self, spec: SettingSpec, parent: QWidget) -> None:
         self.spec = spec
         self.key = spec.key
-        self.kind, self.optional = _kind_of(spec.key)
+        row = setting(spec.key)
+        self.kind, self.optional = row.kind, row.optional
         widget: QWidget
         if self.kind is bool:
             widget = QCheckBox(spec.label.replace("&", ""), parent)
-        elif spec.key == "cache_scope":
+        elif row.choices:
             combo = QComboBox(parent)
-            combo.addItems(["private", "public"])
+            combo.addItems(list(row.choices))
             widget = combo
-        elif spec.key == "instructions":
+        elif row.multiline:
             text = QPlainTextEdit(parent)
             text.setTabChangesFocus(True)
             text.setPlaceholderText("optional: tell clients what these resources are for")
@@ -168,7 +106,7 @@ class SettingField:
             return widget.isChecked()
         raw = self.text()
         if self.kind is str:
-            return raw.strip() if self.key != "instructions" else raw
+            return raw if setting(self.key).multiline else raw.strip()
         text = raw.strip().replace("_", "")
         if not text:
             if self.optional:

@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.shared.
 def server() -> Iterator[ResourceServer]:
     resources = Resources()
     resources.register_direct_resource("base", "doc://base", "", "text/plain", lambda uri: "base")
-    srv = ResourceServer(resources, name="callbacks", version="1", session_idle_timeout=0.5)
+    srv = ResourceServer(resources, name="callbacks", version="1", session_idle_timeout=1.0)
     srv.enable_resource_notifications = srv.enable_resource_subscriptions = True
     yield srv
     srv.close()
