@@ -110,36 +110,37 @@ class ServerController(QObject):
         server_failed(str message): the server could not start, or its thread crashed.
         transport_stopped(str transport, str message): one transport ("http" / "stdio") ended, or failed
             to start (`message` says why; "" when asked to stop), while another keeps serving.
-        session_opened(object SessionInfo)
+        session_opened(SessionInfo)
         session_closed(str session_id)
         subscription_added(str session_id, str uri)
         subscription_removed(str session_id, str uri)
-        traffic_logged(list): a batch of TrafficEntry records, at most every 50 ms.
+        traffic_logged(list[Traffic]): a batch of traffic records, at most every 50 ms.
         notification_sent(str method, str uri, int recipients)
-        preview_finished(object PreviewOutcome)
-        completions_ready(str request_id, list values)
+        preview_finished(PreviewOutcome)
+        completions_ready(str request_id, list[str] values)
         snippet_output(str key, str text): what a snippet printed.
-        read_output(object SnippetOutput): what one read (or completion) printed, streams in order.
+        read_output(SnippetOutput): what one read (or completion) printed, streams in order.
         instances_failed(str resource, str message): a template's `instances` snippet failed (listed none).
         instances_listed(str resource, int count): it answered again after a failure, or for the first time.
-        data_changed(str resource, float time, list uris): a watched file or a polled read changed;
+        data_changed(str resource, float time, list[str] uris): a watched file or a polled read changed;
             `uris` were sent `updated`.
+        bus_state_changed(bool connected, str url): the notification bus connected or went away (url redacted).
     """
 
     server_started = Signal(str)
     server_stopped = Signal()
     server_failed = Signal(str)
     transport_stopped = Signal(str, str)
-    session_opened = Signal(object)
+    session_opened = Signal(SessionInfo)
     session_closed = Signal(str)
     subscription_added = Signal(str, str)
     subscription_removed = Signal(str, str)
     traffic_logged = Signal(list)
     notification_sent = Signal(str, str, int)
-    preview_finished = Signal(object)
+    preview_finished = Signal(PreviewOutcome)
     completions_ready = Signal(str, list)
     snippet_output = Signal(str, str)
-    read_output = Signal(object)
+    read_output = Signal(SnippetOutput)
     instances_failed = Signal(str, str)
     instances_listed = Signal(str, int)
     data_changed = Signal(str, float, list)
@@ -160,6 +161,7 @@ class ServerController(QObject):
         self._engine: EngineParts | None = None
         self._bus: Bus | None = None
         self._announce_edits = False
+        self._emitters = self._event_emitters()
         self._pump = EventPump(parent=self)
         self._pump.drained.connect(self._on_drained)
         self._unlisten_output = self._pool.add_output_listener(self._on_snippet_output)
@@ -595,37 +597,31 @@ class ServerController(QObject):
                 key, text = item
                 self.snippet_output.emit(key, text)
 
-    def _dispatch(self, event: Any) -> None:
-        if isinstance(event, SessionOpened):
-            self.session_opened.emit(event.info)
-        elif isinstance(event, SessionClosed):
-            self.session_closed.emit(event.session_id)
-        elif isinstance(event, SubscriptionAdded):
-            self.subscription_added.emit(event.session_id, event.uri)
-        elif isinstance(event, SubscriptionRemoved):
-            self.subscription_removed.emit(event.session_id, event.uri)
-        elif isinstance(event, NotificationSent):
-            self.notification_sent.emit(event.method, event.uri, event.recipients)
-        elif isinstance(event, ServerStarted):
-            self.server_started.emit(event.url)
-        elif isinstance(event, ServerStopped):
-            self.server_stopped.emit()
-        elif isinstance(event, ServerFailed):
-            self.server_failed.emit(event.message)
-        elif isinstance(event, (TransportStopped, _TransportFailed)):
-            self.transport_stopped.emit(event.transport, event.message)
-        elif isinstance(event, _Preview):
-            self.preview_finished.emit(event.outcome)
-        elif isinstance(event, _Completions):
-            self.completions_ready.emit(event.request_id, event.values)
-        elif isinstance(event, DataChanged):
-            self.data_changed.emit(event.resource, event.time, list(event.uris))
-        elif isinstance(event, InstancesFailed):
-            self.instances_failed.emit(event.resource, event.message)
-        elif isinstance(event, InstancesListed):
-            self.instances_listed.emit(event.resource, event.count)
-        elif isinstance(event, BusStateChanged):
-            self.bus_state_changed.emit(event.connected, event.url)
+    def _dispatch(self, event: object) -> None:
+        emit = self._emitters.get(type(event))
+        if emit is not None:
+            emit(event)
+
+    def _event_emitters(self) -> dict[type, Callable[[Any], None]]:
+        """Which signal each engine event becomes: one entry per event type, looked up by its type."""
+        return {
+            SessionOpened: lambda e: self.session_opened.emit(e.info),
+            SessionClosed: lambda e: self.session_closed.emit(e.session_id),
+            SubscriptionAdded: lambda e: self.subscription_added.emit(e.session_id, e.uri),
+            SubscriptionRemoved: lambda e: self.subscription_removed.emit(e.session_id, e.uri),
+            NotificationSent: lambda e: self.notification_sent.emit(e.method, e.uri, e.recipients),
+            ServerStarted: lambda e: self.server_started.emit(e.url),
+            ServerStopped: lambda e: self.server_stopped.emit(),
+            ServerFailed: lambda e: self.server_failed.emit(e.message),
+            TransportStopped: lambda e: self.transport_stopped.emit(e.transport, e.message),
+            _TransportFailed: lambda e: self.transport_stopped.emit(e.transport, e.message),
+            _Preview: lambda e: self.preview_finished.emit(e.outcome),
+            _Completions: lambda e: self.completions_ready.emit(e.request_id, e.values),
+            DataChanged: lambda e: self.data_changed.emit(e.resource, e.time, list(e.uris)),
+            InstancesFailed: lambda e: self.instances_failed.emit(e.resource, e.message),
+            InstancesListed: lambda e: self.instances_listed.emit(e.resource, e.count),
+            BusStateChanged: lambda e: self.bus_state_changed.emit(e.connected, e.url),
+        }
 
 
 def _log_failure(future: concurrent.futures.Future[Any]) -> None:

@@ -12,17 +12,38 @@ from resources_qt.project import Project, ResourceSpec
 if TYPE_CHECKING:  # the window imports this module before first paint: no engine import here
     from resources_qt.server.events import SessionInfo
 
-__all__ = ["StudioController"]
+__all__ = ["CONTROLLER_SIGNALS", "StudioController"]
+
+
+CONTROLLER_SIGNALS: dict[str, tuple[str, ...]] = {
+    # signal: the payload's types, as Qt names them (a Python class is "PyObject"; its class is in the comment)
+    "server_started": ("QString",),  # the HTTP URL, or "stdio"
+    "server_stopped": (),
+    "server_failed": ("QString",),  # why
+    "transport_stopped": ("QString", "QString"),  # "http" / "stdio", why ("" when asked to stop)
+    "session_opened": ("PyObject",),  # SessionInfo
+    "session_closed": ("QString",),  # session id
+    "subscription_added": ("QString", "QString"),  # session id, URI
+    "subscription_removed": ("QString", "QString"),  # session id, URI
+    "traffic_logged": ("QVariantList",),  # list[Traffic], a batch at most every 50 ms
+    "notification_sent": ("QString", "QString", "int"),  # method, URI ("" for list_changed), recipients
+    "preview_finished": ("PyObject",),  # PreviewOutcome
+    "completions_ready": ("QString", "QVariantList"),  # request id, list[str]
+    "snippet_output": ("QString", "QString"),  # resource key, what it printed
+    "read_output": ("PyObject",),  # SnippetOutput: one read's streams in order
+    "instances_failed": ("QString", "QString"),  # resource, message
+    "instances_listed": ("QString", "int"),  # resource, count
+    "data_changed": ("QString", "double", "QVariantList"),  # resource, time, list[str] URIs sent `updated`
+    "bus_state_changed": ("bool", "QString"),  # connected, redacted URL
+}
+"""Every signal a controller has, with its payload: the one statement of the window-facade boundary."""
 
 
 @runtime_checkable
 class StudioController(Protocol):
     """What the window and `ServerSync` use of `ServerController`; a test double implements the same.
 
-    Signals (as `SignalInstance` attributes; payloads as documented on `ServerController`):
-    server_started, server_stopped, server_failed, transport_stopped, session_opened, session_closed,
-    subscription_added, subscription_removed, traffic_logged, notification_sent,
-    preview_finished, completions_ready, snippet_output, read_output.
+    Its signals and their payloads are `CONTROLLER_SIGNALS` (a test holds `ServerController` to them).
     """
 
     server_started: SignalInstance
