@@ -23,6 +23,8 @@ from PySide6.QtWidgets import QPlainTextDocumentLayout, QPlainTextEdit, QTextEdi
 
 from studio.code.code_completion import CodeCompletion
 from studio.code.code_text import CLOSERS, OPENERS, code_brackets, code_part, toggle_comment
+from studio.code.line_actions import LineActions
+from studio.code.line_edits import ends_block
 from studio.look.editor_theme import EditorTheme, theme_for_palette
 from studio.look.highlighter import PythonHighlighter, open_string_at_end
 
@@ -57,7 +59,11 @@ class SnippetEditor(QPlainTextEdit):
 
     Ctrl+F / Ctrl+H / Ctrl+G ask the host for find, replace and go to line
     (the signals below); Ctrl+/ toggles comments, Tab / Shift+Tab indent and
-    dedent, Ctrl+Space completes. Colours follow the widget's palette.
+    dedent, Ctrl+Space completes. Alt+Up / Alt+Down move the line or the
+    selected lines, Shift+Alt+Up / Down copy them, Ctrl+D duplicates them and
+    Ctrl+Shift+K deletes them (`line_actions.LINE_KEYS`); brackets and quotes
+    close themselves and are typed over; Enter after `return`, `raise`, `pass`,
+    `break` or `continue` dedents. Colours follow the widget's palette.
 
     Signals:
         source_edited(str source): the text changed, debounced so a burst of typing emits once.
@@ -87,6 +93,7 @@ class SnippetEditor(QPlainTextEdit):
         self._completion_prepared = False
         self._loading = False
         self.completion = CodeCompletion(self)
+        self.lines = LineActions(self)
         self._debounce = QTimer(self)
         self._debounce.setSingleShot(True)
         self._debounce.setInterval(EDIT_DEBOUNCE_MS)
@@ -242,7 +249,7 @@ class SnippetEditor(QPlainTextEdit):
         if event.type() == QEvent.Type.ShortcutOverride:
             assert isinstance(event, QKeyEvent)
             # Claim the editor's own shortcuts before a window action with the same keys takes them.
-            if event.modifiers() == _CONTROL and event.key() in _EDITOR_SHORTCUTS:
+            if (event.modifiers() == _CONTROL and event.key() in _EDITOR_SHORTCUTS) or self.lines.command_for(event):
                 event.accept()
                 return True
         if event.type() == QEvent.Type.ToolTip and self._diagnostic is not None:
@@ -272,6 +279,11 @@ class SnippetEditor(QPlainTextEdit):
         if mods == _CONTROL and key in _EDITOR_SHORTCUTS:
             self._editor_shortcut(key)
             return
+        command = self.lines.command_for(event)
+        if command is not None:
+            self.lines.run(command)
+            self.completion.cursor_left()
+            return
         if key == Qt.Key.Key_Escape:
             self.escape_pressed.emit()
         if key == Qt.Key.Key_Tab and not mods & _CONTROL:
@@ -280,8 +292,11 @@ class SnippetEditor(QPlainTextEdit):
             self._dedent()
         elif key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not mods & Qt.KeyboardModifier.ShiftModifier:
             self._newline()
-        elif key == Qt.Key.Key_Backspace and self._backspace_indent():
+        elif key == Qt.Key.Key_Backspace and (self.lines.backspace_pair() or self._backspace_indent()):
             pass
+        elif not mods & (_CONTROL | Qt.KeyboardModifier.AltModifier) and self.lines.typed(event.text()):
+            self.completion.text_typed(event.text())
+            return
         else:
             super().keyPressEvent(event)
             typed = event.text()
@@ -347,6 +362,8 @@ class SnippetEditor(QPlainTextEdit):
         indent = line[: len(line) - len(line.lstrip(" \t"))]
         if code_part(line).rstrip().endswith(":"):
             indent += INDENT
+        elif ends_block(line):
+            indent = indent[: max(0, len(indent) - len(INDENT))]
         cursor.beginEditBlock()
         cursor.insertText("\n" + indent)
         cursor.endEditBlock()
