@@ -12,6 +12,7 @@ __all__ = [
     "INVALID_PARAMS",
     "OPERATION_FAILED",
     "RESOURCE_NOT_FOUND",
+    "NotFound",
     "ReaderFailedError",
     "ReaderMissingError",
     "ResourceError",
@@ -97,6 +98,23 @@ class ResourceNotFoundError(ResourceError, LookupError):
 
     default_code = RESOURCE_NOT_FOUND
 
-    def __init__(self, uri: str, *, code: int | None = None) -> None:
-        super().__init__(f"Resource not found: {uri}", code=code, data={"uri": uri})
+    def __init__(self, uri: str, *, code: int | None = None, message: str = "") -> None:
+        super().__init__(message or f"Resource not found: {uri}", code=code, data={"uri": uri})
         self.uri = uri
+
+    def for_era(self, code: int) -> ResourceNotFoundError:
+        """The same error with the asking session's not-found code (the server knows it, a reader does not)."""
+        return ResourceNotFoundError(self.uri, code=code, message=self.message)
+
+
+class NotFound(ResourceNotFoundError):
+    """Raised by a reader: nothing exists at this URI (the era's not-found error, with the reader's message).
+
+    `raise NotFound(f"no ticket {params['id']}")` answers exactly as a URI nothing matches does (-32002 on
+    handshake-era sessions, -32602 on 2026-07-28), instead of the -32000 a reader's other exceptions give.
+    """
+
+    def __init__(self, message: str = "", *, uri: str = "") -> None:
+        super().__init__(uri, message=message or (f"Resource not found: {uri}" if uri else "Resource not found"))
+        self.reason = message
+        """What the reader said ("" for none: the URI's standard message is used once the URI is known)."""

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from mcp.shared.uri_template import UriTemplate
 
 from resources_qt.content import ResourceContent, to_contents
-from resources_qt.errors import ReaderFailedError, ReaderMissingError, ValidationError
+from resources_qt.errors import NotFound, ReaderFailedError, ReaderMissingError, ResourceNotFoundError, ValidationError
 from resources_qt.templates import CompiledTemplate, compile_template, unsafe_value
 
 if TYPE_CHECKING:
@@ -383,6 +383,10 @@ class Resource:
         except (ReaderFailedError, ReaderMissingError):
             # Already in the contract's words (the snippet pool raises these).
             raise
+        except NotFound as exc:
+            # Said on purpose: nothing exists at this URI. Any other not-found error from inside a reader
+            # (looking up another URI, say) is a reader failure, not a lookup problem of the client's.
+            raise ResourceNotFoundError(uri, code=exc.code, message=exc.reason) from exc
         except asyncio.CancelledError:
             raise
         except Exception as exc:

@@ -14,12 +14,12 @@ from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.exceptions import MCPError
 
-from resources_qt.errors import INTERNAL_ERROR, INVALID_PARAMS, ReaderFailedError
+from resources_qt.errors import INTERNAL_ERROR, INVALID_PARAMS, ReaderFailedError, ResourceNotFoundError
 from resources_qt.server.completion import MAX_VALUES, complete_values, require_template
 from resources_qt.server.disconnects import watch_hang_up
 from resources_qt.server.events import SessionOpened, SubscriptionAdded, SubscriptionRemoved
 from resources_qt.server.read_cache import Ticket
-from resources_qt.server.reading import resolve
+from resources_qt.server.reading import not_found_code, resolve
 from resources_qt.server.sessions import ListenSession
 from resources_qt.snippets.caller import forget_caller
 
@@ -117,6 +117,9 @@ class _Handlers:
         watching = watch_hang_up(ctx.request)
         try:
             contents = await resource.read(uri, match.params)
+        except ResourceNotFoundError as exc:
+            # A reader's NotFound answers as a URI nothing matches: the asking era's code, the reader's words.
+            raise exc.for_era(not_found_code(ctx.protocol_version)) from exc
         except ReaderFailedError as exc:
             if not engine.mask_errors:
                 raise

@@ -68,6 +68,8 @@ async def preview_read(resources: Resources, uri: str, *, protocol_version: str 
         match = resolve(resources, uri, protocol_version=protocol_version)
         contents = await match.resource.read(uri, match.params)
     except ResourceError as exc:  # the code, message and data the server's middleware sends a client
+        if isinstance(exc, ResourceNotFoundError):  # a reader's NotFound: the era's code, as the server sends it
+            exc = exc.for_era(not_found_code(protocol_version))
         return _outcome(uri, match, started, error=(exc.code, exc.message, exc.data))
     except Exception as exc:
         # Only the SDK raises MCPError: if it is not loaded (the window previews before it is), this is not one.

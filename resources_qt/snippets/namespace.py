@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from resources_qt.content import DEFAULT_BINARY_MIME, DEFAULT_TEXT_MIME, JSON_MIME, ResourceContent, dump_json
-from resources_qt.errors import ValidationError
+from resources_qt.errors import NotFound, ValidationError
 
 __all__ = [
     "HELPERS",
@@ -113,6 +113,7 @@ _helpers: dict[str, Any] = {
     "text": text,
     "blob": blob,
     "current_uri": current_uri,
+    "NotFound": NotFound,
     "ResourceContent": ResourceContent,
     "PROJECT_DIR": Path.cwd(),
 }

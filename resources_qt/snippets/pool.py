@@ -13,7 +13,7 @@ from concurrent.futures import Future
 from typing import Any, Self, TypeVar
 
 from resources_qt.content import ResourceContent
-from resources_qt.errors import ReaderFailedError, ValidationError
+from resources_qt.errors import NotFound, ReaderFailedError, ValidationError
 from resources_qt.project.settings_table import setting
 from resources_qt.snippets import messages
 from resources_qt.snippets.caller import CallerGone, caller_gone
@@ -479,7 +479,9 @@ def _check_call(key: str, source: str, timeout: float | None) -> None:
         _check_timeout("timeout", timeout)
 
 
-def _failure(call: Call, reply: Reply) -> ReaderFailedError:
+def _failure(call: Call, reply: Reply) -> ReaderFailedError | NotFound:
+    if isinstance(reply, Failed) and reply.reason == "not-found" and isinstance(call, ReadCall):
+        return NotFound(reply.message, uri=call.uri)
     if isinstance(reply, Failed):
         message, reason = reply.message, reply.reason
     else:

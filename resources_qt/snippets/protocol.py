@@ -33,6 +33,7 @@ Reason = Literal[
     "no-entry",  # the snippet defines no read()/complete()
     "prelude",  # the project prelude does not compile or raised
     "result",  # the snippet returned None or something that is not content
+    "not-found",  # the snippet raised NotFound: the era's not-found error, with its message
     "exit",  # the snippet called sys.exit(); the worker survived it
     "memory",  # the snippet hit the memory cap; the worker must be replaced
     "timeout",  # parent side: no answer in time, worker killed

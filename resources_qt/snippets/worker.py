@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from resources_qt.content import to_contents
-from resources_qt.errors import ReaderFailedError
+from resources_qt.errors import NotFound, ReaderFailedError
 from resources_qt.snippets import messages, wire
 from resources_qt.snippets.capture import OutputCapture
 from resources_qt.snippets.guard import ModuleGuard
@@ -170,6 +170,8 @@ class _Worker:
             return self._complete(call, fn)
         except MissingSource as missing:
             return NeedSource("prelude" if missing.what == "prelude" else "snippet")
+        except NotFound as exc:  # nothing exists at this URI: not a failure of the snippet
+            return Failed("not-found", exc.reason)
         except SnippetFailure as failure:
             return self._failure(call, failure)
         except MemoryError:
