@@ -51,6 +51,13 @@ def run_app(
               file=sys.stderr)  # fmt: skip
         return 2
 
+    from studio.system_libraries import platform_problem
+
+    problem = platform_problem()
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        return 1
+
     import qasync
     from PySide6.QtWidgets import QApplication
 
