@@ -276,7 +276,8 @@ class InstanceLister:
     by the pool's threads and parsed on a thread of its own, so the caller's
     loop only waits, and a caller that gives up leaves the run to the others.
     A failure is kept like an answer, except when the pool timed the run out
-    or refused it (busy, shutting down): the next listing runs it again.
+    or refused it (busy, shutting down): the next listing runs it again, and
+    a caller that had joined that run gets one run of its own.
     `runs` counts the snippet runs started.
     """
 
@@ -299,9 +300,14 @@ class InstanceLister:
         `fresh`: run the snippet whatever is kept (default: unless called while a request is handled).
         The same tuple comes back while the answer is reused: callers must not need a copy.
         """
-        found = self._lookup(template, source, fresh=not _in_a_request() if fresh is None else fresh)
+        found, joined = self._lookup(template, source, fresh=not _in_a_request() if fresh is None else fresh)
         # A caller that is cancelled cancels only its own wait: the run is marked running, so it goes on.
         outcome = found if isinstance(found, _Outcome) else await asyncio.wrap_future(found)
+        if joined and not outcome.kept:
+            # The run it joined was timed out or refused by the pool (it may have waited for workers that were
+            # still starting): once, this caller gets a run (and timeout) of its own, as a lone caller would.
+            found, _ = self._lookup(template, source, fresh=False)
+            outcome = found if isinstance(found, _Outcome) else await asyncio.wrap_future(found)
         if outcome.error is not None:
             raise InstancesError(outcome.error)
         return outcome.instances
@@ -314,7 +320,8 @@ class InstanceLister:
             else:
                 self._kept.pop(name, None)
 
-    def _lookup(self, template: Resource, source: str, *, fresh: bool) -> _Outcome | Future[_Outcome]:
+    def _lookup(self, template: Resource, source: str, *, fresh: bool) -> tuple[_Outcome | Future[_Outcome], bool]:
+        """The kept outcome, or the run to wait for; True if that run was started for another caller."""
         key = (source, self._pool.prelude_digest, self._pool.project_dir)
         name = template.name
         with self._lock:
@@ -322,11 +329,11 @@ class InstanceLister:
             kept = self._kept.get(name)
             if not fresh and kept is not None and kept.template is template and kept.key == key \
                     and now < kept.expires:
-                return kept.outcome
+                return kept.outcome, False
             running = self._running.get(name)
             # A fresh call never joins a run that may have started before the change it was told of.
             if not fresh and running is not None and running.template is template and running.key == key:
-                return running.future
+                return running.future, True
             # Expired answers of other templates go (a renamed one's would stay forever); this one's stays
             # until the run ends, to hand its tuple back if the run lists the same.
             for gone in [n for n, k in self._kept.items() if k.expires <= now and n != name]:
@@ -337,7 +344,7 @@ class InstanceLister:
             run.future.set_running_or_notify_cancel()
             self._running[name] = run
         self._start(run)
-        return run.future
+        return run.future, False
 
     def _start(self, run: _Run) -> None:
         name = run.template.name

@@ -129,3 +129,29 @@ def test_answers_past_the_caps_are_refused_in_the_worker_naming_the_cap(pool: Sn
                      "(the instances item cap)")
     assert size.startswith("instances() returned 10,0") and size.endswith(
         f"bytes of JSON; at most {MAX_INSTANCES_BYTES:,} (8 MiB) are listed (the instances size cap)")
+
+
+def test_a_caller_that_joined_a_timed_out_run_gets_one_run_of_its_own(pool: SnippetPool, tmp_path: Path) -> None:
+    lister = InstanceLister(pool)
+    template = _template()
+    first_is_late = """
+import os, time
+def instances():
+    late = not os.path.exists("runs.log")
+    with open("runs.log", "a") as log:
+        log.write("run\\n")
+    if late:
+        time.sleep(3)
+    return ["t://1"]
+"""
+
+    async def main() -> tuple[BaseException | tuple[Resource, ...], ...]:
+        starter = asyncio.create_task(lister.list(template, first_is_late, fresh=False))
+        await asyncio.sleep(0)
+        joiner = asyncio.create_task(lister.list(template, first_is_late, fresh=False))
+        return tuple(await asyncio.gather(starter, joiner, return_exceptions=True))
+
+    started, joined = asyncio.run(main())
+    assert isinstance(started, InstancesError) and "timed out after 1 s" in str(started)
+    assert not isinstance(joined, BaseException) and [r.uri for r in joined] == ["t://1"]
+    assert _runs(tmp_path) == ["run", "run"] and lister.runs == 2
