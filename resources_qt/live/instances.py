@@ -2,21 +2,45 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
-from collections.abc import Mapping
+import math
+import threading
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
+from resources_qt.content import ResourceContent
 from resources_qt.errors import ResourceError, ValidationError
 from resources_qt.resource import Annotations, Resource
 from resources_qt.snippets import SnippetPool
 
-__all__ = ["MAX_INSTANCES", "InstanceLister", "InstancesError", "instances_source", "parse_instances"]
+__all__ = [
+    "INSTANCES_TTL",
+    "MAX_INSTANCES",
+    "MAX_INSTANCES_BYTES",
+    "InstanceLister",
+    "InstancesError",
+    "instances_source",
+    "parse_answer",
+    "parse_instances",
+]
 
 logger = logging.getLogger(__name__)
 
 MAX_INSTANCES = 10_000
 """Instances one template may list; more is a malformed answer (a listing must stay answerable)."""
+
+MAX_INSTANCES_BYTES = 8 * 1024 * 1024
+"""Bytes of JSON one template's answer may take: the worker refuses a larger one before sending it, so
+10,000 instances of 20 KB each cost the server nothing (they took it to 814 MB)."""
+
+INSTANCES_TTL = 10.0
+"""Seconds resources/list reuses a template's instances before it runs the snippet again; a watched change,
+a polling round and an edit of the template, its snippet or the prelude run it at once."""
 
 _OPTIONAL = ("name", "title", "description", "mime_type", "size", "annotations")
 
@@ -25,25 +49,60 @@ class InstancesError(Exception):
     """An `instances` answer that cannot be listed; the message says which item and why."""
 
 
+def _too_many(count: int) -> str:
+    return f"instances() returned {count:,} items; at most {MAX_INSTANCES:,} are listed (the instances item cap)"
+
+
+def _too_large(size: int) -> str:
+    return (f"instances() returned {size:,} bytes of JSON; at most {MAX_INSTANCES_BYTES:,} "
+            f"({MAX_INSTANCES_BYTES / 2**20:g} MiB) are listed (the instances size cap)")
+
+
+_REFUSED = "!"
+"""Starts the worker's answer when it refused one past a cap: no JSON text starts with it."""
+
+
 def instances_source(source: str) -> str:
     """The user's `instances` snippet with an entry point the pool's read call can run.
 
     The snippet runs as a reader whose `read` returns the instances as JSON
     text: same workers, folder, `PROJECT_DIR`, timeout and error reporting as
-    a reader. The lines are appended, so errors keep the user's line numbers.
+    a reader. An answer past `MAX_INSTANCES` items or `MAX_INSTANCES_BYTES`
+    is refused in the worker (only its size is sent). The lines are
+    appended, so errors keep the user's line numbers.
     """
     return (
         source
         + "\n\n"
-        + "def read(_uri, _params):  # added by Resource Studio: runs instances()\n"
+        + "def read(_uri, _params):  # added by Resource Studio: runs instances() within the caps\n"
         + "    import inspect as _inspect, json as _json\n"
+        + "    def _answer(found):\n"
+        + f"        if isinstance(found, list) and len(found) > {MAX_INSTANCES}:\n"
+        + f"            return '{_REFUSED}items %d' % len(found)\n"
+        + "        text = _json.dumps(found, default=str)\n"
+        + f"        return '{_REFUSED}bytes %d' % len(text) if len(text) > {MAX_INSTANCES_BYTES} else text\n"
         + "    _found = instances()\n"
         + "    if _inspect.isawaitable(_found):\n"
         + "        async def _finish():\n"
-        + "            return _json.dumps(await _found, default=str)\n"
+        + "            return _answer(await _found)\n"
         + "        return _finish()\n"
-        + "    return _json.dumps(_found, default=str)\n"
+        + "    return _answer(_found)\n"
     )
+
+
+def parse_answer(template: Resource, text: str) -> list[Resource]:
+    """The JSON text `instances_source`'s entry point answered, as `parse_instances` resources."""
+    if text.startswith(_REFUSED):
+        kind, _, count = text[1:].partition(" ")
+        if count.isdigit() and kind in ("items", "bytes"):
+            raise InstancesError(_too_many(int(count)) if kind == "items" else _too_large(int(count)))
+    if len(text) > MAX_INSTANCES_BYTES:  # the worker refuses these; checked again before anything is parsed
+        raise InstancesError(_too_large(len(text)))
+    try:
+        answer = json.loads(text)
+    except ValueError as exc:
+        raise InstancesError(f"instances() returned something that is not a list: {text[:80]!r}") from exc
+    return parse_instances(template, answer)
 
 
 def parse_instances(template: Resource, answer: object) -> list[Resource]:
@@ -57,7 +116,7 @@ def parse_instances(template: Resource, answer: object) -> list[Resource]:
     if isinstance(answer, str | bytes) or not isinstance(answer, list):
         raise InstancesError(f"instances() must return a list, not {type(answer).__name__}")
     if len(answer) > MAX_INSTANCES:
-        raise InstancesError(f"instances() returned {len(answer)} items; at most {MAX_INSTANCES} are listed")
+        raise InstancesError(_too_many(len(answer)))
     compiled = template.compiled_template
     variables = compiled.variable_names
     out: list[Resource] = []
@@ -141,34 +200,223 @@ def _instance(template: Resource, uri: str, values: list[str], extra: Mapping[st
     return resource
 
 
+
+def _signature(resource: Resource) -> tuple[object, ...]:
+    """What a client is told of an instance: two answers with equal signatures list the same."""
+    return (resource.name, resource.uri, resource.title, resource.description, resource.mime_type, resource.size,
+            resource.annotations)
+
+
+_Key = tuple[str, str, str]
+"""What a run depends on besides its template: (snippet source, prelude digest, project folder)."""
+
+
+_PASSING = frozenset({"busy", "timeout", "abandoned", "unavailable"})
+"""Pool failures that say little about the snippet's answer (a queue, a slow start): not kept."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Outcome:
+    instances: tuple[Resource, ...] = ()
+    error: str | None = None
+    kept: bool = True
+    """False: a failure the next listing tries again instead of reusing."""
+
+
+@dataclass(slots=True)
+class _Run:
+    template: Resource
+    key: _Key
+    seq: int
+    future: Future[_Outcome]
+
+
+@dataclass(slots=True)
+class _Kept:
+    template: Resource
+    key: _Key
+    seq: int
+    expires: float
+    outcome: _Outcome
+
+
+_Contents = list[ResourceContent]
+"""(Spelled here: inside InstanceLister `list` names its method.)"""
+
+_parser_lock = threading.Lock()
+_parser: list[ThreadPoolExecutor] = []
+
+
+def _parse_thread() -> ThreadPoolExecutor:
+    """The thread answers are parsed on: never the server's loop (10,000 instances take 0.2-0.35 s)."""
+    with _parser_lock:
+        if not _parser:
+            _parser.append(ThreadPoolExecutor(max_workers=1, thread_name_prefix="instances-parse"))
+        return _parser[0]
+
+
+def _in_a_request() -> bool:
+    # Imported here: the window imports resources_qt.live long before any server stack.
+    from resources_qt.server.transports import current_transport
+
+    return bool(current_transport())
+
+
 class InstanceLister:
-    """Runs `instances` snippets in the pool (under the reader timeout) and parses their answers."""
+    """Runs `instances` snippets in the pool (under the reader timeout) and keeps their parsed answers.
 
-    def __init__(self, pool: SnippetPool) -> None:
+    A listing (a call made while a client's request is handled) reuses a
+    template's answer for `ttl` seconds, as long as the template (the same
+    collection object: an edit or reload that changes it replaces it), its
+    snippet, the pool's prelude and project folder are the same. Calls made
+    outside a request (live data's own re-listing after a watched change, a
+    polling round, the start) run the snippet and renew the answer;
+    `fresh=` says so explicitly. Concurrent calls share one run: 20 clients
+    listing during a 1 s snippet wait for the same answer. The run is driven
+    by the pool's threads and parsed on a thread of its own, so the caller's
+    loop only waits, and a caller that gives up leaves the run to the others.
+    A failure is kept like an answer, except when the pool timed the run out
+    or refused it (busy, shutting down): the next listing runs it again, and
+    a caller that had joined that run gets one run of its own.
+    `runs` counts the snippet runs started.
+    """
+
+    def __init__(self, pool: SnippetPool, *, ttl: float = INSTANCES_TTL,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        if isinstance(ttl, bool) or not isinstance(ttl, int | float) or ttl < 0 or not math.isfinite(ttl):
+            raise ValidationError(f"ttl must be a finite number of seconds >= 0, not {ttl!r}", field="ttl")
         self._pool = pool
+        self._ttl = float(ttl)
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._kept: dict[str, _Kept] = {}
+        self._running: dict[str, _Run] = {}
+        self._seq = 0
+        self.runs = 0
 
-    async def list(self, template: Resource, source: str) -> list[Resource]:
-        """The template's instances; raises `InstancesError` with the snippet's or the parser's words."""
+    async def list(self, template: Resource, source: str, *, fresh: bool | None = None) -> tuple[Resource, ...]:
+        """The template's instances; raises `InstancesError` with the snippet's or the parser's words.
+
+        `fresh`: run the snippet whatever is kept (default: unless called while a request is handled).
+        The same tuple comes back while the answer is reused: callers must not need a copy.
+        """
+        found, joined = self._lookup(template, source, fresh=not _in_a_request() if fresh is None else fresh)
+        # A caller that is cancelled cancels only its own wait: the run is marked running, so it goes on.
+        outcome = found if isinstance(found, _Outcome) else await asyncio.wrap_future(found)
+        if joined and not outcome.kept:
+            # The run it joined was timed out or refused by the pool (it may have waited for workers that were
+            # still starting): once, this caller gets a run (and timeout) of its own, as a lone caller would.
+            found, _ = self._lookup(template, source, fresh=False)
+            outcome = found if isinstance(found, _Outcome) else await asyncio.wrap_future(found)
+        if outcome.error is not None:
+            raise InstancesError(outcome.error)
+        return outcome.instances
+
+    def forget(self, name: str | None = None) -> None:
+        """Drop the kept answer of template `name` (of every template: None); the next listing runs it."""
+        with self._lock:
+            if name is None:
+                self._kept.clear()
+            else:
+                self._kept.pop(name, None)
+
+    def _lookup(self, template: Resource, source: str, *, fresh: bool) -> tuple[_Outcome | Future[_Outcome], bool]:
+        """The kept outcome, or the run to wait for; True if that run was started for another caller."""
+        key = (source, self._pool.prelude_digest, self._pool.project_dir)
+        name = template.name
+        with self._lock:
+            now = self._clock()
+            kept = self._kept.get(name)
+            if not fresh and kept is not None and kept.template is template and kept.key == key \
+                    and now < kept.expires:
+                return kept.outcome, False
+            running = self._running.get(name)
+            # A fresh call never joins a run that may have started before the change it was told of.
+            if not fresh and running is not None and running.template is template and running.key == key:
+                return running.future, True
+            # Expired answers of other templates go (a renamed one's would stay forever); this one's stays
+            # until the run ends, to hand its tuple back if the run lists the same.
+            for gone in [n for n, k in self._kept.items() if k.expires <= now and n != name]:
+                del self._kept[gone]
+            self._seq += 1
+            self.runs += 1
+            run = _Run(template, key, self._seq, Future())
+            run.future.set_running_or_notify_cancel()
+            self._running[name] = run
+        self._start(run)
+        return run.future, False
+
+    def _start(self, run: _Run) -> None:
+        name = run.template.name
         try:
-            contents = await self._pool.read(
-                key=f"{template.name}#instances",
-                source=instances_source(source),
-                uri=f"instances:{template.name}",
+            read = self._pool.submit_read(
+                key=f"{name}#instances",
+                source=instances_source(run.key[0]),
+                uri=f"instances:{name}",
                 params={},
                 mime_type="application/json",
             )
+        except Exception as exc:  # a closed pool, an argument the pool refuses
+            self._settle(run, _Outcome(error=f"instances() could not run: {exc}", kept=False))
+            return
+        read.add_done_callback(lambda done: self._parse_later(run, done))
+
+    def _parse_later(self, run: _Run, read: Future[_Contents]) -> None:
+        # On the pool's thread that delivered the answer: it must not parse, other answers wait behind it.
+        try:
+            _parse_thread().submit(self._finish, run, read)
+        except RuntimeError as exc:  # the interpreter is shutting down
+            self._settle(run, _Outcome(error=f"instances() could not be parsed: {exc}", kept=False))
+
+    def _finish(self, run: _Run, read: Future[_Contents]) -> None:
+        name = run.template.name
+        try:
+            contents = read.result()
+            text = contents[0].text if contents and contents[0].text is not None else ""
+            outcome = _Outcome(self._same_or(run, tuple(parse_answer(run.template, text))))
         except ResourceError as exc:  # the snippet failed, timed out, or the pool refused the call
             # The pool words it as a read; say what actually ran.
-            uri = f"instances:{template.name}"
+            uri = f"instances:{name}"
             message = (
                 str(exc.message)
                 .replace(f"Resource reader failed for URI {uri}:", "instances() failed:")
                 .replace(f"Resource reader for URI {uri}", "instances()")
             )
-            raise InstancesError(message) from exc
-        text = contents[0].text if contents and contents[0].text is not None else ""
-        try:
-            answer = json.loads(text)
-        except ValueError as exc:
-            raise InstancesError(f"instances() returned something that is not a list: {text[:80]!r}") from exc
-        return parse_instances(template, answer)
+            reason = exc.data.get("reason") if isinstance(exc.data, dict) else None
+            outcome = _Outcome(error=message, kept=reason not in _PASSING)
+        except InstancesError as exc:
+            outcome = _Outcome(error=str(exc))
+        except Exception as exc:
+            logger.exception("Listing the instances of %s failed", name)
+            outcome = _Outcome(error=f"instances() could not be listed: {type(exc).__name__}: {exc}")
+        self._settle(run, outcome)
+
+    def _same_or(self, run: _Run, instances: tuple[Resource, ...]) -> tuple[Resource, ...]:
+        """The kept tuple when `instances` lists the same: the listing then keeps its split (compared here,
+        off the server's loop)."""
+        with self._lock:
+            kept = self._kept.get(run.template.name)
+        if kept is None or kept.template is not run.template or kept.outcome.error is not None:
+            return instances
+        old = kept.outcome.instances
+        same = len(old) == len(instances) and all(
+            _signature(a) == _signature(b) for a, b in zip(old, instances, strict=True)
+        )
+        return old if same else instances
+
+    def _settle(self, run: _Run, outcome: _Outcome) -> None:
+        name = run.template.name
+        with self._lock:
+            if self._running.get(name) is run:
+                del self._running[name]
+            kept = self._kept.get(name)
+            if kept is None or kept.seq < run.seq:  # an older run ending late does not replace a newer answer
+                if outcome.kept:
+                    self._kept[name] = _Kept(run.template, run.key, run.seq, self._clock() + self._ttl, outcome)
+                else:
+                    self._kept.pop(name, None)
+        run.future.set_result(outcome)
+
+    def __repr__(self) -> str:
+        return f"InstanceLister({len(self._kept)} kept, {len(self._running)} running, ttl {self._ttl:g} s)"
+

@@ -156,13 +156,19 @@ class ListingCache:
         self._split_generation = -1
 
     def set_instances(self, template: str, instances: Sequence[Resource]) -> None:
-        """Replace the instances listed for the template named `template`."""
+        """Replace the instances listed for the template named `template`.
+
+        O(1) when `instances` is the tuple already listed: every resources/list page sets the answer
+        the `InstanceLister` keeps (the same tuple while it is reused, or when a new run lists the
+        same), so a page neither compares 10,000 instances nor throws away the split.
+        """
+        listed = tuple(instances)
         with self._lock:
             old = self._instances.get(template, ())
-            if [_signature(r) for r in instances] == [_signature(r) for r in old]:
+            if listed is old or not (listed or old):
                 return
-            if instances:
-                self._instances[template] = tuple(instances)
+            if listed:
+                self._instances[template] = listed
             else:
                 self._instances.pop(template, None)
             self._generation += 1
@@ -245,7 +251,3 @@ def _page_of(
         return page, None
     return page, encode_cursor(kind, end - 1, page[-1].name)
 
-
-def _signature(resource: Resource) -> tuple[object, ...]:
-    return (resource.name, resource.uri, resource.title, resource.description, resource.mime_type, resource.size,
-            resource.annotations)

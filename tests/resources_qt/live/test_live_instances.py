@@ -48,5 +48,5 @@ def test_malformed_answers_name_the_item_and_the_problem(answer: object, words: 
 
 
 def test_too_many_instances_is_refused() -> None:
-    with pytest.raises(InstancesError, match=f"at most {MAX_INSTANCES}"):
+    with pytest.raises(InstancesError, match=f"at most {MAX_INSTANCES:,} are listed .the instances item cap"):
         parse_instances(TEMPLATE, [f"tickets://p/{i}" for i in range(MAX_INSTANCES + 1)])
