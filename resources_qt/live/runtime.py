@@ -203,6 +203,8 @@ class LiveData:
                 tasks.append(asyncio.create_task(self._poll_loop(spec, spec.watch.interval, poller)))
         try:
             # Seed what was announced, so the first change of the set is what sends list_changed.
+            if any(spec.instances.strip() for spec in self._specs.values()):
+                await self._lister.wait_for_workers()
             await self._relist(announce=False)
             if tasks:
                 await asyncio.gather(*tasks)
@@ -224,20 +226,20 @@ class LiveData:
             result = previous(resources)
             if inspect.isawaitable(result):
                 await result
-        await self._list_all()
+        await self._list_all(fresh=False)  # a client's listing reuses a recent answer
 
-    async def _list_all(self) -> dict[str, frozenset[str]]:
+    async def _list_all(self, *, fresh: bool) -> dict[str, frozenset[str]]:
         names = [n for n, s in self._specs.items() if s.instances.strip() and s.is_template]
-        found = await asyncio.gather(*(self._list_one(name) for name in names))
+        found = await asyncio.gather(*(self._list_one(name, fresh=fresh) for name in names))
         return dict(zip(names, found, strict=True))
 
-    async def _list_one(self, name: str) -> frozenset[str]:
+    async def _list_one(self, name: str, *, fresh: bool) -> frozenset[str]:
         spec = self._specs.get(name)
         template = self.resources.get(name)
         if spec is None or template is None or not template.is_template:
             return frozenset()
         try:
-            instances = await self._lister.list(template, spec.instances)
+            instances = await self._lister.list(template, spec.instances, fresh=fresh)
         except InstancesError as exc:
             message = str(exc)
             logger.warning("Instances of %s: %s", name, message)
@@ -255,11 +257,14 @@ class LiveData:
 
         With notifications switched off nothing is announced (and nothing returned).
         """
+        # Live data's own listings (the start, a watched change, a poll) run the snippet: the change they
+        # were told of may be newer than any kept answer.
         if only is None:
-            current = await self._list_all()
+            current = await self._list_all(fresh=True)
         else:
             wanted = [n for n in only if self._specs.get(n) is not None and self._specs[n].instances.strip()]
-            current = dict(zip(wanted, await asyncio.gather(*(self._list_one(n) for n in wanted)), strict=True))
+            listed = await asyncio.gather(*(self._list_one(n, fresh=True) for n in wanted))
+            current = dict(zip(wanted, listed, strict=True))
         changed = {name for name, uris in current.items() if self._announced.get(name) != uris}
         had = {name for name in changed if name in self._announced}
         self._announced.update(current)
