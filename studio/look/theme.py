@@ -221,7 +221,10 @@ def indicator_outline(palette: QPalette) -> QColor:
 
 
 class StudioStyle(QProxyStyle):
-    """Fusion, with check box and radio button frames from `indicator_outline`, so they are seen in both themes."""
+    """Fusion, with check box and radio button frames from `indicator_outline`, so they are seen in both themes.
+
+    No signals.
+    """
 
     def __init__(self) -> None:
         super().__init__(QStyleFactory.create("Fusion"))
