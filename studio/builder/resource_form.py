@@ -12,7 +12,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
     QFormLayout,
-    QGroupBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -26,9 +25,11 @@ from resources_qt.errors import ValidationError
 from resources_qt.project import ResourceSpec
 from resources_qt.resource import Annotations, Audience
 from resources_qt.templates import CompiledTemplate, compile_template
+from studio.builder.field_marks import FieldMarks
 from studio.builder.icons_table import IconsTable
 from studio.builder.live_fields import LiveDataFields
 from studio.builder.resource_details import ResourceDetails
+from studio.builder.template_completions import CompletionsBox
 from studio.document.document import Problem, ProjectDocument, default_sample
 from studio.look.marks import banner_style, invalid_style, note_style
 
@@ -60,7 +61,8 @@ class ResourceForm(QWidget):
     error when the resource is shown again after another one.
 
     Signals:
-        errors_changed(list messages): the form's current problems ([] when valid).
+        errors_changed(list messages): `list[str]`, the messages of the form's current problems ([] when
+            valid).
     """
 
     errors_changed = Signal(list)
@@ -76,12 +78,10 @@ class ResourceForm(QWidget):
         self._errors: list[Problem] = []
         self._detail_problems: list[Problem] = []
         self._template: CompiledTemplate | None = None  # the last valid template typed or loaded
-        self._completion_edits: dict[str, QLineEdit] = {}
         # resource name -> a rename the document refused (empty or taken): nothing typed is lost
         self._drafts: dict[str, str] = {}
         # resource name -> live data fields (files, interval) typed but refused: kept the same way
         self._live_drafts: dict[str, tuple[str, str]] = {}
-        self._default_tips: dict[QWidget, str] = {}
 
         self.name_edit = QLineEdit(self)
         self.name_edit.setObjectName("nameEdit")
@@ -143,10 +143,7 @@ class ResourceForm(QWidget):
         self.samples_warning.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.samples_warning.hide()
 
-        self.completions_box = QGroupBox("Completions", self)
-        self.completions_box.setObjectName("completionsBox")
-        self.completions_box.setToolTip("Values offered for each template variable, comma-separated")
-        self._completions_layout = QFormLayout(self.completions_box)
+        self.completions_box = CompletionsBox(self)
 
         self.error_label = QLabel(self)
         self.error_label.setObjectName("formError")
@@ -165,9 +162,16 @@ class ResourceForm(QWidget):
         self.live = LiveDataFields(self)
 
         self._build_layout()
+        # By the field names problems carry; each widget's place here is its place in `marked_fields`.
+        self._marks = FieldMarks({
+            "name": self.name_edit, "title": self.title_edit, "description": self.description_edit,
+            "uri": self.uri_edit, "uri_template": self.uri_edit, "mime_type": self.mime_edit,
+            "samples": self.samples_edit, "icons": self.icons_table.table,
+            "annotations.priority": self.priority_spin, "annotations.audience": self.priority_spin,
+            "annotations": self.priority_spin, "completions": self.completions_box,
+            **self.details.markable(), **self.live.markable(),
+        }, by_message=(("icon", self.icons_table.table), ("annotation", self.priority_spin)))  # fmt: skip
         self._apply_styles()
-        for widget in self._markable():
-            self._default_tips[widget] = widget.toolTip()
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(COMMIT_DEBOUNCE_MS)
@@ -242,6 +246,8 @@ class ResourceForm(QWidget):
         self.details.edited.connect(self._on_edited)
         self.details.changed.connect(self._on_changed_now)
         self.details.editing_finished.connect(self._on_editing_finished)
+        self.completions_box.edited.connect(self._on_edited)
+        self.completions_box.editing_finished.connect(self._on_editing_finished)
         self.live.edited.connect(self._on_edited)
         self.live.editing_finished.connect(self._on_editing_finished)
 
@@ -258,7 +264,7 @@ class ResourceForm(QWidget):
 
     def marked_fields(self) -> list[QWidget]:
         """The fields framed as invalid now."""
-        return [widget for widget in self._markable() if widget.property("invalid")]
+        return self._marks.marked()
 
     def set_resource(self, name: str) -> None:
         """Show the named resource ("" or an unknown name clears and disables the form)."""
@@ -348,7 +354,7 @@ class ResourceForm(QWidget):
             uri_template=address if template else "",
             mime_type=self.mime_edit.currentText().strip(),
             samples=[line.strip() for line in self.samples_edit.toPlainText().splitlines() if line.strip()],
-            completions=self._completions() if template else {},
+            completions=self.completions_box.values() if template else {},
         )
         icon_problems: list[Problem] = []
         try:
@@ -396,7 +402,7 @@ class ResourceForm(QWidget):
             priority = ann.priority if ann and ann.priority is not None else _NO_PRIORITY
             self.priority_spin.setValue(priority)
             self._set_plain(self.samples_edit, "\n".join(spec.samples))
-            self._rebuild_completions(spec.completions)
+            self.completions_box.rebuild(self._variables() or [], spec.completions)
             self.details.load(spec)
             self.live.load(spec)
             self._update_address_label()
@@ -462,45 +468,10 @@ class ResourceForm(QWidget):
             self.samples_warning.setText(f"⚠ {len(stray)} {noun} not match the template: {listed}")
         self.samples_warning.setVisible(bool(stray))
 
-    def _completions(self) -> dict[str, list[str]]:
-        result: dict[str, list[str]] = {}
-        for variable, edit in self._completion_edits.items():
-            values = [value.strip() for value in edit.text().split(",") if value.strip()]
-            if values:
-                result[variable] = values
-        return result
-
-    def _rebuild_completions(self, completions: dict[str, list[str]]) -> None:
-        variables = self._variables() or []
-        # Values of a variable that left the template stay visible, so nothing typed is lost.
-        names = variables + [name for name in completions if name not in variables]
-        while self._completions_layout.rowCount():
-            self._completions_layout.removeRow(0)
-        self._completion_edits = {}
-        for variable in names:
-            edit = QLineEdit(self.completions_box)
-            edit.setObjectName(f"completion_{variable}")
-            edit.setPlaceholderText("comma-separated, e.g. alpha, beta")
-            edit.setText(", ".join(completions.get(variable, [])))
-            edit.textEdited.connect(self._on_edited)
-            edit.editingFinished.connect(self._on_editing_finished)
-            if variable not in variables:
-                edit.setToolTip(f"{{{variable}}} is not in the template any more")
-            self._completion_edits[variable] = edit
-            self._completions_layout.addRow(f"{{{variable}}}", edit)
-        if not names:
-            self._completions_layout.addRow(
-                QLabel("The template has no variables yet.", self.completions_box)
-            )
-
-    def _sync_completion_rows(self) -> None:
+    def _follow_variables(self) -> None:
         variables = self._variables()
-        if variables is None:
-            return
-        current = self._completions()
-        wanted = variables + [name for name in current if name not in variables]
-        if wanted != list(self._completion_edits):
-            self._rebuild_completions({**{name: [] for name in wanted}, **current})
+        if variables is not None:
+            self.completions_box.follow(variables)
 
     # -- errors --------------------------------------------------------------
 
@@ -519,43 +490,8 @@ class ResourceForm(QWidget):
         self.error_label.setVisible(bool(errors))
         if any(problem.field and problem.field.startswith("watch") for problem in errors):
             self.live.set_expanded(True)  # a refused value is never folded out of sight
-        style = invalid_style(self.palette())
-        for widget in self._markable():
-            tip = next((problem.message for problem in errors if widget is self._field_widget(problem)), "")
-            widget.setProperty("invalid", bool(tip))
-            widget.setStyleSheet(style if tip else "")
-            widget.setToolTip(tip or self._default_tips.get(widget, ""))
+        self._marks.show(errors, style=invalid_style(self.palette()))
         self.errors_changed.emit(messages)
-
-    def _markable(self) -> list[QWidget]:
-        return [self.name_edit, self.title_edit, self.description_edit, self.uri_edit, self.mime_edit,
-                self.samples_edit, self.icons_table.table, self.priority_spin, self.completions_box,
-                *dict.fromkeys(self.details.markable().values()),
-                *dict.fromkeys(self.live.markable().values())]  # fmt: skip
-
-    def _field_widget(self, problem: Problem) -> QWidget | None:
-        """The widget of the field a problem is about, from its `field` (e.g. "uri_template", "icons[0].src")."""
-        if problem.field is None:
-            return self._legacy_field(problem.message)
-        key = problem.field.split("[", 1)[0]
-        widgets: dict[str, QWidget] = {
-            "name": self.name_edit, "title": self.title_edit, "description": self.description_edit,
-            "uri": self.uri_edit, "uri_template": self.uri_edit, "mime_type": self.mime_edit,
-            "samples": self.samples_edit, "icons": self.icons_table.table, "completions": self.completions_box,
-            "annotations.priority": self.priority_spin, "annotations.audience": self.priority_spin,
-            "annotations": self.priority_spin, **self.details.markable(), **self.live.markable(),
-        }  # fmt: skip
-        return widgets.get(problem.field) or widgets.get(key) or widgets.get(key.split(".", 1)[0])
-
-    def _legacy_field(self, message: str) -> QWidget | None:
-        # The builder's checks of icons and annotations raise without a field: their messages
-        # start with the thing they are about.
-        lowered = message.lower()
-        if lowered.startswith("icon"):
-            return self.icons_table.table
-        if lowered.startswith("annotation"):
-            return self.priority_spin
-        return None
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
@@ -592,7 +528,7 @@ class ResourceForm(QWidget):
     @Slot(str)
     def _on_address_edited(self, _text: str) -> None:
         if self.template_radio.isChecked():
-            self._sync_completion_rows()
+            self._follow_variables()
             self._follow_template()
         self._update_samples_warning()
 
@@ -602,7 +538,7 @@ class ResourceForm(QWidget):
         if self._loading:
             return
         self._update_samples_warning()
-        self._sync_completion_rows()
+        self._follow_variables()
         self._on_changed_now()
 
     @Slot(str, str)

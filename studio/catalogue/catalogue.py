@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from resources_qt.qt.protocol import StudioController
 from studio.catalogue.catalogue_model import FILTER_ROLE, NAME_ROLE, CatalogueModel
 from studio.document.document import ProjectDocument
 from studio.look.icons import studio_icon
@@ -43,7 +44,7 @@ FILTER_DEBOUNCE_MS = 150
 
 
 class _List(QTreeView):
-    """A flat, two-column list tuned for many rows."""
+    """A flat, two-column list tuned for many rows. No signals of its own."""
 
     def __init__(self, object_name: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -199,6 +200,12 @@ class CatalogueView(QWidget):
     def current_name(self) -> str:
         """The selected resource's name, "" when none is selected."""
         return self._current
+
+    def follow_server(self, controller: StudioController) -> None:
+        """Show what the server reports of the resources: data changes, and templates' instances runs."""
+        controller.data_changed.connect(self.note_data_changed)
+        controller.instances_failed.connect(self.note_instances_failed)
+        controller.instances_listed.connect(self.note_instances_listed)
 
     @Slot(str, float, list)
     def note_data_changed(self, name: str, when: float, uris: list[str]) -> None:

@@ -46,6 +46,7 @@ class CatalogueModel(QAbstractTableModel):
     the tooltip); the window feeds `note_data_changed` (last change time,
     `LAST_CHANGE_ROLE`) and `note_instances_failed` / `note_instances_listed`
     (a failing `instances` snippet shows as an error of its template).
+    No signals of its own (the model's `dataChanged` marks what changed).
     """
 
     def __init__(self, document: ProjectDocument, *, templates: bool, parent: QObject | None = None) -> None:

@@ -52,14 +52,15 @@ class CompletionWorker(QObject):
     this one does (its stdin closes), or on `close`.
 
     Signals:
-        completed(object request, list candidates): a request was answered (emitted from the worker
-            thread; receivers in the GUI thread get it queued).
-        checked(object request, object diagnostic): a CheckRequest was answered: (line, column,
-            message), None when the snippet compiles, or False when the process could not check it.
+        completed(CompletionRequest request, list candidates): a request was answered with a
+            `list[Candidate]` (emitted from the worker thread; receivers in the GUI thread get it queued).
+        checked(CheckRequest request, object diagnostic): a check was answered: (line, column, message),
+            None when the snippet compiles, or False when the process could not check it (a union Qt cannot
+            name, so `object`).
     """
 
-    completed = Signal(object, list)
-    checked = Signal(object, object)
+    completed = Signal(CompletionRequest, list)
+    checked = Signal(CheckRequest, object)
 
     _shared: CompletionWorker | None = None
 
@@ -195,7 +196,7 @@ class CodeCompletion(QObject):
     Signals:
         requested(int request_id): a request went to the worker.
         answered(int request_id): the worker's answer to this editor arrived (shown or dropped as stale).
-        shown(list names): the popup opened with these names (for tests and the bench).
+        shown(list names): `list[str]`, the names the popup opened with (for tests and the bench).
     """
 
     requested = Signal(int)

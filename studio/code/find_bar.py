@@ -38,7 +38,8 @@ class FindBar(QWidget):
     Replace all is one undo step in the editor.
 
     Signals:
-        matches_changed(list positions): (start, end) of every match, for the editor to highlight.
+        matches_changed(list positions): `list[tuple[int, int]]`, (start, end) of every match, for the editor
+            to highlight.
         closed(): the bar was closed.
     """
 

@@ -41,7 +41,7 @@ _EDITOR_SHORTCUTS = {Qt.Key.Key_F, Qt.Key.Key_H, Qt.Key.Key_G, Qt.Key.Key_Slash,
 
 
 class _Gutter(QWidget):
-    """Line numbers beside the editor; painted by the editor, which knows the block geometry."""
+    """Line numbers beside the editor; painted by the editor, which knows the block geometry. No signals."""
 
     def __init__(self, editor: SnippetEditor) -> None:
         super().__init__(editor)

@@ -50,7 +50,8 @@ class SnippetPane(QWidget):
     `required` says whether an empty snippet is an error. Each resource (the
     `key` given to `load`) keeps its own editor document, so undo in the editor
     still works after switching to another resource and back. `set_run_error`
-    shows what the server reported when it last ran the snippet.
+    shows what the server reported when it last ran the snippet. No signals of its own: the editor's
+    (`editor.source_edited`) say what was typed.
     """
 
     def __init__(

@@ -4,33 +4,35 @@ from __future__ import annotations
 
 import logging
 import time
-import weakref
-from dataclasses import fields, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import NamedTuple
 
-from PySide6.QtCore import QObject, Signal, Slot
-from PySide6.QtGui import QUndoCommand, QUndoStack
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QUndoStack
 
 from resources_qt.errors import ValidationError
 from resources_qt.project import Project, ResourceSpec, ServerSettings, load_project, save_project
 from resources_qt.templates import CompiledTemplate, compile_template
 from resources_qt.testing.spec import TestSpec
-from studio.document.snippet_checks import SnippetChecks, check_source
+from studio.document.declarations import CheckCache, KeyIndex, Problem
+from studio.document.edits import (
+    MERGE_WINDOW_S,
+    InsertResource,
+    SetPrelude,
+    SetSettings,
+    SetTests,
+    UpdateResource,
+    changed_settings,
+)
+from studio.document.snippet_checks import check_source
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
-    "InstancesFailure", "Problem", "ProjectDocument", "changed_settings", "check_source", "copy_spec",
-    "default_sample", "suffixed_uri",
+    "MERGE_WINDOW_S", "InstancesFailure", "Problem", "ProjectDocument", "changed_settings", "check_source",
+    "copy_spec", "default_sample", "suffixed_uri",
 ]
-
-MERGE_WINDOW_S = 2.0
-"""Edits of one resource closer together than this become one undo step."""
-
-_UPDATE_ID = 1001
-_PRELUDE_ID = 1002
-_SETTINGS_ID = 1003
 
 _DIRECT_READER = """def read(uri, params):
     # Return str, bytes, JSON-able data or ResourceContent.
@@ -53,18 +55,6 @@ class InstancesFailure(NamedTuple):
 
     message: str
     time: float
-
-
-class Problem(NamedTuple):
-    """One problem of a declaration: the message, and the field it is about (None: not one field)."""
-
-    message: str
-    field: str | None = None
-
-
-def changed_settings(before: ServerSettings, after: ServerSettings) -> tuple[str, ...]:
-    """The `[server]` keys whose values differ, in declaration order."""
-    return tuple(f.name for f in fields(before) if getattr(before, f.name) != getattr(after, f.name, None))
 
 
 def default_sample(template: CompiledTemplate) -> str:
@@ -91,153 +81,6 @@ def suffixed_uri(uri: str, suffix: str) -> str:
     return f"{path}{suffix}{tail}"
 
 
-class _Command(QUndoCommand):
-    """An edit of a document, holding the document weakly.
-
-    A strong reference would make the document, its undo stack and the commands one
-    garbage cycle; the collector may then free a command's Python half before the
-    stack's C++ destructor deletes the command, which crashed the test suite.
-    """
-
-    _document_ref: weakref.ref[ProjectDocument]
-
-    @property
-    def _document(self) -> ProjectDocument:
-        document = self._document_ref()
-        if document is None:
-            raise RuntimeError("the document of this edit is gone")  # the stack dies with its document
-        return document
-
-
-class _UpdateResource(_Command):
-    def __init__(
-        self, document: ProjectDocument, old_name: str, before: ResourceSpec, after: ResourceSpec
-    ) -> None:
-        super().__init__(f"Edit {after.name or old_name}")
-        self._document_ref = weakref.ref(document)
-        self._before = before
-        self._after = after
-        self._stamp = time.monotonic()
-
-    def id(self) -> int:
-        return _UPDATE_ID
-
-    def mergeWith(self, other: QUndoCommand) -> bool:
-        if not isinstance(other, _UpdateResource) or other._before.name != self._after.name:
-            return False
-        if other._stamp - self._stamp > MERGE_WINDOW_S:
-            return False
-        self._after = other._after
-        self._stamp = other._stamp
-        self.setText(f"Edit {self._after.name}")
-        # Typing something and deleting it again leaves no undo step behind.
-        self.setObsolete(self._after == self._before)
-        return True
-
-    def redo(self) -> None:
-        self._document._replace(self._before.name, self._after)
-
-    def undo(self) -> None:
-        self._document._replace(self._after.name, self._before)
-
-
-class _InsertResource(_Command):
-    """Adds `spec` at `index` (redo) and removes it (undo); `remove=True` swaps the two."""
-
-    def __init__(
-        self, document: ProjectDocument, index: int, spec: ResourceSpec, *, remove: bool, text: str
-    ) -> None:
-        super().__init__(text)
-        self._document_ref = weakref.ref(document)
-        self._index = index
-        self._spec = spec
-        self._remove = remove
-
-    def redo(self) -> None:
-        if self._remove:
-            self._document._take(self._spec.name)
-        else:
-            self._document._insert(self._index, self._spec)
-
-    def undo(self) -> None:
-        if self._remove:
-            self._document._insert(self._index, self._spec)
-        else:
-            self._document._take(self._spec.name)
-
-
-class _SetPrelude(_Command):
-    def __init__(self, document: ProjectDocument, before: str, after: str) -> None:
-        super().__init__("Edit prelude")
-        self._document_ref = weakref.ref(document)
-        self._before = before
-        self._after = after
-        self._stamp = time.monotonic()
-
-    def id(self) -> int:
-        return _PRELUDE_ID
-
-    def mergeWith(self, other: QUndoCommand) -> bool:
-        if not isinstance(other, _SetPrelude) or other._stamp - self._stamp > MERGE_WINDOW_S:
-            return False
-        self._after = other._after
-        self._stamp = other._stamp
-        return True
-
-    def redo(self) -> None:
-        self._document._apply_prelude(self._after)
-
-    def undo(self) -> None:
-        self._document._apply_prelude(self._before)
-
-
-class _SetTests(_Command):
-    """Replaces the project's `[[tests]]` (adding or removing one test is one step)."""
-
-    def __init__(self, document: ProjectDocument, text: str, before: list[TestSpec], after: list[TestSpec]) -> None:
-        super().__init__(text)
-        self._document_ref = weakref.ref(document)
-        self._before = list(before)
-        self._after = list(after)
-
-    def redo(self) -> None:
-        self._document._apply_tests(self._after)
-
-    def undo(self) -> None:
-        self._document._apply_tests(self._before)
-
-
-class _SetSettings(_Command):
-    """Changes `[server]`; typing into one setting within `MERGE_WINDOW_S` is one step."""
-
-    def __init__(self, document: ProjectDocument, before: ServerSettings, after: ServerSettings) -> None:
-        self._keys = changed_settings(before, after)
-        super().__init__(f"Change server setting {', '.join(self._keys)}" if self._keys else "Change server settings")
-        self._document_ref = weakref.ref(document)
-        self._before = before
-        self._after = after
-        self._stamp = time.monotonic()
-
-    def id(self) -> int:
-        return _SETTINGS_ID
-
-    def mergeWith(self, other: QUndoCommand) -> bool:
-        if not isinstance(other, _SetSettings) or other._keys != self._keys:
-            return False
-        if other._stamp - self._stamp > MERGE_WINDOW_S:
-            return False
-        self._after = other._after
-        self._stamp = other._stamp
-        self.setObsolete(self._after == self._before)
-        return True
-
-    def redo(self) -> None:
-        self._document._apply_settings(self._after)
-
-    def undo(self) -> None:
-        self._document._apply_settings(self._before)
-
-
 class ProjectDocument(QObject):
     """One open project: the `Project`, its undo stack, its file and whether it is saved.
 
@@ -255,8 +98,9 @@ class ProjectDocument(QObject):
         tests_changed(): the project's `[[tests]]` changed (added, removed, undone).
         dirty_changed(bool dirty)
         path_changed(str path): "" when the project has no file yet.
-        errors_changed(list names): after an add, remove or edit, the resources whose `errors()`
-            may differ now (the edited one and those sharing its old or new address).
+        errors_changed(list names): `list[str]` of resource names whose `errors()` may differ now: after an
+            add, remove or edit, the edited one and those sharing its old or new address; after a long
+            snippet's background check, those with that snippet whose errors changed.
         instances_failure_changed(str name): the server's last run of the template's `instances`
             snippet failed, or answered again (`instances_failure`; runtime state, never saved).
     """
@@ -280,13 +124,10 @@ class ProjectDocument(QObject):
         self._path: Path | None = None
         self._origin: Path | None = None
         self._by_name: dict[str, ResourceSpec] = {}
-        # Form checks (what decides whether a spec is served) and snippet compile checks are cached
-        # apart: opening a project needs the first for every resource, the second only for what is shown.
-        self._form_cache: dict[str, list[Problem]] = {}
-        self._snippet_cache: dict[str, list[str]] = {}
-        self._snippet_checks = SnippetChecks(self)
-        self._snippet_checks.checks_finished.connect(self._on_checks_finished)
-        self._names_by_key: dict[str, list[str]] | None = None
+        self._keys = KeyIndex(self._project.resources)
+        self._checks = CheckCache(self)
+        self._checks.reset(self._by_name)
+        self._checks.errors_changed.connect(self.errors_changed)
         self._forced_dirty = False
         self._was_dirty = False
         # What was last loaded or saved, and which parts differ from it now ("server", "prelude",
@@ -358,10 +199,8 @@ class ProjectDocument(QObject):
         spec = self._by_name.get(name)
         if spec is None:
             return []
-        problems = list(self._form_checked(name, spec))
-        duplicates = (
-            [other for other in self._key_index().get(spec.key, []) if other != name] if spec.key else []
-        )
+        problems = list(self._checks.form_problems(name, spec))
+        duplicates = [other for other in self._keys.names(spec.key) if other != name]
         if duplicates:
             problems.append(Problem(
                 f"{spec.key!r} is also declared by {', '.join(repr(n) for n in duplicates)}",
@@ -372,24 +211,11 @@ class ProjectDocument(QObject):
     def snippet_errors(self, name: str) -> list[str]:
         """Compile errors of the reader, completion and instances snippets, and a missing reader."""
         spec = self._by_name.get(name)
-        return list(self._snippet_checked(name, spec)) if spec is not None else []
+        return list(self._checks.snippet_errors(name, spec)) if spec is not None else []
 
     def checked_snippet_errors(self, name: str) -> list[str] | None:
         """`snippet_errors` if its snippets were checked since their last edit, else None (nothing compiled)."""
-        cached = self._snippet_cache.get(name)
-        return list(cached) if cached is not None else None
-
-    def _form_checked(self, name: str, spec: ResourceSpec) -> list[Problem]:
-        cached = self._form_cache.get(name)
-        if cached is None:
-            cached = self._form_cache[name] = self._check_form(spec)
-        return cached
-
-    def _snippet_checked(self, name: str, spec: ResourceSpec) -> list[str]:
-        cached = self._snippet_cache.get(name)
-        if cached is None:
-            cached = self._snippet_cache[name] = self._check_snippets(spec)
-        return cached
+        return self._checks.checked_snippet_errors(name)
 
     def invalid_names(self) -> list[str]:
         """Resources with errors, in project order: saved as written, but neither served nor accepted by `serve`."""
@@ -447,8 +273,8 @@ class ProjectDocument(QObject):
         self._origin = None
         self._project = project
         self._by_name = {spec.name: spec for spec in project.resources}
-        self._names_by_key = None
-        self._invalidate()
+        self._keys.reset(project.resources)
+        self._checks.reset(self._by_name)
         self._instances_failures.clear()
         self._forced_dirty = dirty
         self._remember_saved()
@@ -478,7 +304,7 @@ class ProjectDocument(QObject):
                 reader=_DIRECT_READER,
             )
         self.undo_stack.push(
-            _InsertResource(self, len(self._project.resources), spec, remove=False, text=f"Add {name}")
+            InsertResource(self, len(self._project.resources), spec=spec, remove=False, text=f"Add {name}")
         )
         return name
 
@@ -496,13 +322,13 @@ class ProjectDocument(QObject):
             dup.uri = self._unique_key(suffixed_uri(original.uri, "-copy"))
             dup.samples = []
         index = self.index_of(name) + 1
-        self.undo_stack.push(_InsertResource(self, index, dup, remove=False, text=f"Duplicate {name}"))
+        self.undo_stack.push(InsertResource(self, index, spec=dup, remove=False, text=f"Duplicate {name}"))
         return dup.name
 
     def remove_resource(self, name: str) -> None:
         spec = self._require(name)
         self.undo_stack.push(
-            _InsertResource(self, self.index_of(name), copy_spec(spec), remove=True, text=f"Delete {name}")
+            InsertResource(self, self.index_of(name), spec=copy_spec(spec), remove=True, text=f"Delete {name}")
         )
 
     def update_resource(self, name: str, spec: ResourceSpec) -> None:
@@ -523,29 +349,29 @@ class ProjectDocument(QObject):
         after = copy_spec(spec)
         if after == before:
             return
-        self.undo_stack.push(_UpdateResource(self, name, copy_spec(before), after))
+        self.undo_stack.push(UpdateResource(self, name, before=copy_spec(before), after=after))
 
     def set_prelude(self, source: str) -> None:
         if source != self._project.prelude:
-            self.undo_stack.push(_SetPrelude(self, self._project.prelude, source))
+            self.undo_stack.push(SetPrelude(self, before=self._project.prelude, after=source))
 
     def add_test(self, spec: TestSpec) -> None:
         """Append a resource test (one undo step); a test of that name is refused with `ValidationError`."""
         if any(test.name == spec.name for test in self._project.tests):
             raise ValidationError(f"A test named {spec.name!r} already exists", field="tests")
         tests = self._project.tests
-        self.undo_stack.push(_SetTests(self, f"Add test {spec.name}", tests, [*tests, spec]))
+        self.undo_stack.push(SetTests(self, f"Add test {spec.name}", before=tests, after=[*tests, spec]))
 
     def remove_test(self, name: str) -> None:
         """Remove the named resource test (one undo step); an unknown name does nothing."""
         tests = self._project.tests
         kept = [test for test in tests if test.name != name]
         if len(kept) != len(tests):
-            self.undo_stack.push(_SetTests(self, f"Remove test {name}", tests, kept))
+            self.undo_stack.push(SetTests(self, f"Remove test {name}", before=tests, after=kept))
 
     def set_server_settings(self, settings: ServerSettings) -> None:
         if settings != self._project.server:
-            self.undo_stack.push(_SetSettings(self, replace(self._project.server), replace(settings)))
+            self.undo_stack.push(SetSettings(self, before=replace(self._project.server), after=replace(settings)))
 
     # -- primitives used by the commands -------------------------------------
 
@@ -553,8 +379,8 @@ class ProjectDocument(QObject):
         stored = copy_spec(spec)
         self._project.resources.insert(index, stored)
         self._by_name[stored.name] = stored
-        self._index_key(stored, add=True)
-        self._invalidate(stored.name)
+        self._keys.add(stored)
+        self._checks.invalidate(stored.name)
         self._compare_order()
         self._compare_spec(stored.name)
         self.resource_added.emit(stored.name)
@@ -564,8 +390,8 @@ class ProjectDocument(QObject):
     def _take(self, name: str) -> None:
         spec = self._by_name.pop(name)
         self._project.resources.remove(spec)
-        self._index_key(spec, add=False)
-        self._invalidate(name)
+        self._keys.remove(spec)
+        self._checks.invalidate(name)
         self._compare_order()
         self._differs.discard(f"spec:{name}")
         self._instances_failures.pop(name, None)
@@ -579,9 +405,9 @@ class ProjectDocument(QObject):
         stored = copy_spec(spec)
         self._project.resources[index] = stored
         self._by_name[stored.name] = stored
-        self._index_key(current, add=False)
-        self._index_key(stored, add=True)
-        self._invalidate(old_name, stored.name)
+        self._keys.remove(current)
+        self._keys.add(stored)
+        self._checks.invalidate(old_name, stored.name)
         if old_name != stored.name:
             self._differs.discard(f"spec:{old_name}")
             self._compare_order()
@@ -595,10 +421,9 @@ class ProjectDocument(QObject):
     def _emit_errors_changed(self, names: list[str], keys: list[str]) -> None:
         # Besides the edited resource, the ones sharing its old or new address gain or lose
         # a duplicate-address error.
-        index = self._key_index()
         affected = dict.fromkeys(names)
         for key in keys:
-            affected.update(dict.fromkeys(index.get(key, []) if key else []))
+            affected.update(dict.fromkeys(self._keys.names(key)))
         self.errors_changed.emit([name for name in affected if name in self._by_name])
 
     def _apply_prelude(self, source: str) -> None:
@@ -660,7 +485,7 @@ class ProjectDocument(QObject):
         return f"{base}_{counter}"
 
     def _unique_key(self, key: str) -> str:
-        keys = self._key_index()
+        keys = self._keys
         if key not in keys:
             return key
         counter = 2
@@ -673,75 +498,6 @@ class ProjectDocument(QObject):
             if candidate not in keys:
                 return candidate
             counter += 1
-
-    def _key_index(self) -> dict[str, list[str]]:
-        if self._names_by_key is None:
-            index: dict[str, list[str]] = {}
-            for spec in self._project.resources:
-                if spec.key:
-                    index.setdefault(spec.key, []).append(spec.name)
-            self._names_by_key = index
-        return self._names_by_key
-
-    def _index_key(self, spec: ResourceSpec, *, add: bool) -> None:
-        # Kept up to date edit by edit: rebuilding it for 10,000 resources on every keystroke shows.
-        if self._names_by_key is None or not spec.key:
-            return
-        names = self._names_by_key.setdefault(spec.key, [])
-        if add:
-            names.append(spec.name)
-        else:
-            if spec.name in names:
-                names.remove(spec.name)
-            if not names:
-                del self._names_by_key[spec.key]
-
-    def _invalidate(self, *names: str) -> None:
-        if names:
-            for name in names:
-                self._form_cache.pop(name, None)
-                self._snippet_cache.pop(name, None)
-        else:
-            self._form_cache.clear()
-            self._snippet_cache.clear()
-
-    @Slot(str)
-    def _on_checks_finished(self, source: str) -> None:
-        # Only the resources with that snippet: checking every cached one again compiled them all on the
-        # GUI thread after each long snippet's check (207 ms for 2,000 resources, past the check cache).
-        changed = []
-        for name, spec in self._by_name.items():
-            if source not in (spec.reader, spec.complete, spec.instances) or name not in self._snippet_cache:
-                continue
-            before = self._snippet_cache.pop(name)
-            if self.snippet_errors(name) != before:
-                changed.append(name)
-        if changed:
-            self.errors_changed.emit(changed)
-
-    @staticmethod
-    def _check_form(spec: ResourceSpec) -> list[Problem]:
-        try:
-            spec.validate()
-        except ValidationError as exc:
-            field = getattr(exc, "field", None)
-            return [Problem(exc.message, field if isinstance(field, str) else None)]
-        return []
-
-    def _check_snippets(self, spec: ResourceSpec) -> list[str]:
-        snippet: list[str] = []
-        for label, source, function in (
-            ("Reader", spec.reader, "read"),
-            ("Completion", spec.complete, "complete"),
-            ("Instances", spec.instances, "instances"),
-        ):
-            found = self._snippet_checks.result(source, filename=f"<{label.lower()}>", function=function)
-            if found is not None:
-                line, _column, message = found
-                snippet.append(f"{label} snippet, line {line}: {message}")
-        if not spec.reader.strip():
-            snippet.append("The resource has no reader snippet")
-        return snippet
 
     def _set_path(self, path: Path | None) -> None:
         if path != self._path:

@@ -8,7 +8,8 @@ from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtGui import QAction
 
 from resources_qt.errors import ValidationError
 from resources_qt.project import ProjectError, dumps_project, loads_project
@@ -78,6 +79,28 @@ class ProjectFiles(QObject):
             self._example_name = name
             self.label_changed.emit()
 
+    def offer_commands(self, *, new: QAction, open_: QAction, save: QAction, save_as: QAction) -> None:
+        """Do what File > New, Open…, Save and Save As… ask (the window's actions)."""
+        for action, slot in ((new, self._on_new_triggered), (open_, self._on_open_triggered),
+                             (save, self._on_save_triggered), (save_as, self._on_save_as_triggered)):  # fmt: skip
+            action.triggered.connect(slot)
+
+    @Slot()
+    def _on_new_triggered(self) -> None:
+        self.new_project()
+
+    @Slot()
+    def _on_open_triggered(self) -> None:
+        self.ask_and_open()
+
+    @Slot()
+    def _on_save_triggered(self) -> None:
+        self.save()
+
+    @Slot()
+    def _on_save_as_triggered(self) -> None:
+        self.save_as()
+
     # -- opening -------------------------------------------------------------------------
 
     def open_initial(self, path: Path | None) -> None:
@@ -119,6 +142,15 @@ class ProjectFiles(QObject):
             self.recovery.discard(path)
         self.project_opened.emit()
         return True
+
+    @Slot(str)
+    def open_recent(self, path: str) -> bool:
+        """Open an entry of File > Open Recent; one whose file is gone leaves the list, with an error."""
+        if not Path(path).is_file():
+            self.settings.remove_recent_file(path)
+            self.prompts.report_error("Cannot open project", f"{path} no longer exists")
+            return False
+        return self.open_project(path)
 
     def ask_and_open(self) -> bool:
         if not self.maybe_save():

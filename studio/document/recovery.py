@@ -97,8 +97,8 @@ class Autosaver(QObject):
     document is clean or the text has not changed since the last autosave.
 
     Signals:
-        autosaved(str): a recovery file was written (its path).
-        autosave_failed(str): writing it failed (the message).
+        autosaved(str path): a recovery file was written there.
+        autosave_failed(str message): writing it failed, and why.
     """
 
     autosaved = Signal(str)

@@ -10,67 +10,14 @@ from pygments.styles import get_style_by_name
 from pygments.token import Error, Generic
 from PySide6.QtGui import QColor, QPalette
 
-__all__ = [
-    "DARK_STYLE",
-    "LIGHT_STYLE",
-    "MIN_CONTRAST",
-    "EditorTheme",
-    "blend",
-    "contrast_ratio",
-    "ensure_contrast",
-    "is_dark",
-    "relative_luminance",
-    "style_for_palette",
-    "theme_for_palette",
-]
+from studio.look.colours import MIN_CONTRAST, blend, contrast_ratio, ensure_contrast, is_dark, relative_luminance
+
+# MIN_CONTRAST and ensure_contrast are studio.look.colours', offered here too for the editor's highlighters.
+__all__ = ["DARK_STYLE", "LIGHT_STYLE", "MIN_CONTRAST", "EditorTheme", "ensure_contrast", "style_for_palette",
+           "theme_for_palette"]  # fmt: skip
 
 DARK_STYLE = "github-dark"
 LIGHT_STYLE = "default"
-MIN_CONTRAST = 4.5
-"""WCAG AA for body text: every token colour is pulled toward the text colour until it reaches this."""
-
-
-def _channel(value: float) -> float:
-    value /= 255.0
-    return value / 12.92 if value <= 0.04045 else ((value + 0.055) / 1.055) ** 2.4
-
-
-def relative_luminance(color: QColor) -> float:
-    """WCAG relative luminance of an opaque colour, 0 (black) to 1 (white)."""
-    return 0.2126 * _channel(color.red()) + 0.7152 * _channel(color.green()) + 0.0722 * _channel(color.blue())
-
-
-def contrast_ratio(a: QColor, b: QColor) -> float:
-    """WCAG contrast ratio between two colours, 1 to 21."""
-    la, lb = relative_luminance(a), relative_luminance(b)
-    light, dark = max(la, lb), min(la, lb)
-    return (light + 0.05) / (dark + 0.05)
-
-
-def blend(a: QColor, b: QColor, *, amount: float) -> QColor:
-    """`a` moved `amount` (0..1) of the way to `b`, opaque."""
-    t = min(max(amount, 0.0), 1.0)
-    return QColor(
-        round(a.red() + (b.red() - a.red()) * t),
-        round(a.green() + (b.green() - a.green()) * t),
-        round(a.blue() + (b.blue() - a.blue()) * t),
-    )
-
-
-def ensure_contrast(color: QColor, backgrounds: tuple[QColor, ...], *, toward: QColor, ratio: float) -> QColor:
-    """`color`, blended toward `toward` just enough to reach `ratio` against every background."""
-    for step in range(21):
-        candidate = blend(color, toward, amount=step / 20)
-        if all(contrast_ratio(candidate, bg) >= ratio for bg in backgrounds):
-            return candidate
-    return QColor(toward)
-
-
-def is_dark(palette: QPalette) -> bool:
-    """A palette is dark when its text background is darker than its text."""
-    base = palette.color(QPalette.ColorRole.Base)
-    text = palette.color(QPalette.ColorRole.Text)
-    return relative_luminance(base) < relative_luminance(text)
 
 
 def style_for_palette(palette: QPalette) -> str:

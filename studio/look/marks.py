@@ -6,42 +6,22 @@ from dataclasses import dataclass
 
 from PySide6.QtGui import QColor, QPalette
 
+from studio.look.colours import MIN_CONTRAST, blend, contrast_ratio, relative_luminance
+
 __all__ = ["MarkColors", "banner_style", "invalid_style", "mark_colors", "note_style"]
 
 _ERROR_HUE = 0
 _WARNING_HUE = 35
-_MIN_CONTRAST = 4.5
-
-
-def _luminance(color: QColor) -> float:
-    def channel(value: int) -> float:
-        v = value / 255.0
-        return v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4
-
-    return 0.2126 * channel(color.red()) + 0.7152 * channel(color.green()) + 0.0722 * channel(color.blue())
-
-
-def _contrast(a: QColor, b: QColor) -> float:
-    la, lb = _luminance(a), _luminance(b)
-    return (max(la, lb) + 0.05) / (min(la, lb) + 0.05)
-
-
-def _blend(a: QColor, b: QColor, amount: float) -> QColor:
-    return QColor(
-        round(a.red() + (b.red() - a.red()) * amount),
-        round(a.green() + (b.green() - a.green()) * amount),
-        round(a.blue() + (b.blue() - a.blue()) * amount),
-    )
 
 
 def _readable(hue: int, background: QColor, text: QColor) -> QColor:
     """A saturated colour of `hue` with WCAG AA contrast on `background`, light on dark palettes."""
-    dark = _luminance(background) < 0.35
+    dark = relative_luminance(background) < 0.35
     color = QColor.fromHsv(hue, 200 if dark else 230, 255 if dark else 190)
     step = 0.0
-    while _contrast(color, background) < _MIN_CONTRAST and step < 1.0:
+    while contrast_ratio(color, background) < MIN_CONTRAST and step < 1.0:
         step += 0.1
-        color = _blend(color, text, step)
+        color = blend(color, text, amount=step)
     return color
 
 
@@ -59,12 +39,13 @@ def mark_colors(palette: QPalette) -> MarkColors:
     base = palette.color(QPalette.ColorRole.Base)
     window = palette.color(QPalette.ColorRole.Window)
     text = palette.color(QPalette.ColorRole.Text)
-    tint = _blend(window, QColor.fromHsv(_ERROR_HUE, 255, 255 if _luminance(window) < 0.35 else 220), 0.14)
+    tint = blend(window, QColor.fromHsv(_ERROR_HUE, 255, 255 if relative_luminance(window) < 0.35 else 220),
+                 amount=0.14)  # fmt: skip
     return MarkColors(
         error=_readable(_ERROR_HUE, tint, text),
         error_background=tint,
         warning=_readable(_WARNING_HUE, window, palette.color(QPalette.ColorRole.WindowText)),
-        muted=_blend(text, base, 0.35),
+        muted=blend(text, base, amount=0.35),
     )
 
 

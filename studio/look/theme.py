@@ -9,11 +9,13 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QApplication, QProxyStyle, QStyle, QStyleFactory, QStyleOption, QWidget
 
+from studio.look.colours import MIN_CONTRAST, blend, contrast_ratio, ensure_contrast, is_dark
 from studio.look.editor_theme import style_for_palette
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
+    "MIN_CONTRAST",
     "THEMES",
     "StatusColors",
     "apply_theme",
@@ -84,7 +86,6 @@ _HUES = {
 _SYSTEM_STYLE_PROPERTY = "studioSystemStyle"
 _SYSTEM_PALETTE: dict[str, QPalette] = {}
 _THEME_PROPERTY = "studioTheme"
-MIN_CONTRAST = 4.5
 MIN_CONTROL_CONTRAST = 3.0
 """WCAG 1.4.11: what a control's boundary needs against the colours beside it (a check box's frame)."""
 _OUTLINE_CONTRAST = 4.0
@@ -139,22 +140,7 @@ def current_theme(app: QGuiApplication | None = None) -> str:
     return str(value) if value in THEMES else "system"
 
 
-# -- colour arithmetic (WCAG 2.x) ------------------------------------------------------
-
-
-def _channel(value: int) -> float:
-    scaled = value / 255.0
-    return scaled / 12.92 if scaled <= 0.04045 else ((scaled + 0.055) / 1.055) ** 2.4
-
-
-def _luminance(color: QColor) -> float:
-    return 0.2126 * _channel(color.red()) + 0.7152 * _channel(color.green()) + 0.0722 * _channel(color.blue())
-
-
-def contrast_ratio(a: QColor, b: QColor) -> float:
-    """WCAG contrast ratio of two opaque colours (1 to 21)."""
-    light, dark = sorted((_luminance(a), _luminance(b)), reverse=True)
-    return (light + 0.05) / (dark + 0.05)
+# -- colours derived from the palette (the arithmetic is in studio.look.colours) ----------
 
 
 def icon_ink(palette: QPalette, *, selected: bool = False) -> QColor:
@@ -162,29 +148,12 @@ def icon_ink(palette: QPalette, *, selected: bool = False) -> QColor:
     sits a step below the label beside it in every theme; on a selected row, the highlighted text."""
     if selected:
         return palette.color(_Role.HighlightedText)
-    return _blend(palette.color(_Role.ButtonText), palette.color(_Role.Button), 0.2)
-
-
-def _blend(a: QColor, b: QColor, amount: float) -> QColor:
-    return QColor(
-        round(a.red() + (b.red() - a.red()) * amount),
-        round(a.green() + (b.green() - a.green()) * amount),
-        round(a.blue() + (b.blue() - a.blue()) * amount),
-    )
+    return blend(palette.color(_Role.ButtonText), palette.color(_Role.Button), amount=0.2)
 
 
 def _readable(color: QColor, background: QColor, toward: QColor) -> QColor:
     """`color` moved toward `toward` just enough to reach AA contrast on `background`."""
-    for step in range(21):
-        candidate = _blend(color, toward, step / 20)
-        if contrast_ratio(candidate, background) >= MIN_CONTRAST:
-            return candidate
-    return QColor(toward)
-
-
-def is_dark(palette: QPalette) -> bool:
-    """Dark when the text background is darker than the text."""
-    return _luminance(palette.color(_Role.Base)) < _luminance(palette.color(_Role.Text))
+    return ensure_contrast(color, (background,), toward=toward, ratio=MIN_CONTRAST)
 
 
 def pygments_style(palette: QPalette) -> str:
@@ -226,17 +195,17 @@ def status_colors(palette: QPalette) -> StatusColors:
     base, text = palette.color(_Role.Base), palette.color(_Role.Text)
     window = palette.color(_Role.Window)
     hues = {key: QColor(value) for key, value in _HUES[dark].items()}
-    error_bg = _blend(base, hues["error"], 0.14 if dark else 0.09)
-    warning_bg = _blend(base, hues["warning"], 0.14 if dark else 0.12)
+    error_bg = blend(base, hues["error"], amount=0.14 if dark else 0.09)
+    warning_bg = blend(base, hues["warning"], amount=0.14 if dark else 0.12)
     return StatusColors(
         dark=dark,
-        muted_text=_readable(_blend(text, base, 0.45), window, text),
+        muted_text=_readable(blend(text, base, amount=0.45), window, text),
         error_text=_readable(hues["error"], error_bg, text),
         error_background=error_bg,
-        error_border=_blend(base, hues["error"], 0.45),
+        error_border=blend(base, hues["error"], amount=0.45),
         warning_text=_readable(hues["warning"], warning_bg, text),
         warning_background=warning_bg,
-        warning_border=_blend(base, hues["warning"], 0.45),
+        warning_border=blend(base, hues["warning"], amount=0.45),
         incoming=_readable(hues["incoming"], base, text),
         outgoing=_readable(hues["outgoing"], base, text),
     )
@@ -248,15 +217,14 @@ def indicator_outline(palette: QPalette) -> QColor:
     still reaches WCAG's 3:1). Fusion's own frame, the window colour darkened, all but vanishes on a dark
     window."""
     window, base, text = (palette.color(role) for role in (_Role.Window, _Role.Base, _Role.Text))
-    for step in range(41):
-        candidate = _blend(window, text, step / 40)
-        if min(contrast_ratio(candidate, window), contrast_ratio(candidate, base)) >= _OUTLINE_CONTRAST:
-            return candidate
-    return QColor(text)
+    return ensure_contrast(window, (window, base), toward=text, ratio=_OUTLINE_CONTRAST, steps=40)
 
 
 class StudioStyle(QProxyStyle):
-    """Fusion, with check box and radio button frames from `indicator_outline`, so they are seen in both themes."""
+    """Fusion, with check box and radio button frames from `indicator_outline`, so they are seen in both themes.
+
+    No signals.
+    """
 
     def __init__(self) -> None:
         super().__init__(QStyleFactory.create("Fusion"))

@@ -94,7 +94,7 @@ class ClientConfigView(QWidget):
     """A format picker, the configuration text and a copy button.
 
     Signals:
-        copied(str): the shown configuration was copied to the clipboard.
+        copied(str text): the shown configuration was copied to the clipboard (this text).
     """
 
     copied = Signal(str)

@@ -42,11 +42,11 @@ class ServerPanel(QWidget):
         start_requested(str host, int port, str token): the user pressed Start ("" token: none).
         stop_requested(): the user pressed Stop (HTTP; stdio keeps serving).
         capabilities_changed(bool notifications, bool subscriptions): a capability switch flipped.
-        announce_edits_changed(bool): the "announce edits" switch flipped.
+        announce_edits_changed(bool on): the "announce edits" switch flipped.
         list_changed_requested(): send notifications/resources/list_changed to every session.
         updated_requested(str uri): send notifications/resources/updated to every subscriber of uri.
         session_updated_requested(str session_id, str uri): the same, to the selected session only.
-        url_copied(str): the server URL went to the clipboard.
+        url_copied(str url): the server URL went to the clipboard.
         token_changed(str token): the bearer token field changed (stripped; "" for none).
     """
 

@@ -225,7 +225,7 @@ class SessionsView(QTableView):
     """The sessions table (`sessionsView`); one session can be selected for per-session sends.
 
     Signals:
-        session_selected(str): the selected session changed ("" when none is selected).
+        session_selected(str session_id): the selected session changed ("" when none is selected).
     """
 
     session_selected = Signal(str)

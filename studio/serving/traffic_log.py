@@ -103,7 +103,8 @@ class TrafficModel(QAbstractTableModel):
     Entries are the facade's `TrafficEntry` records (time, session_id, direction, method, message).
 
     Signals:
-        sessions_seen(list): new session ids appeared in the log (ids, in order of appearance).
+        sessions_seen(list session_ids): `list[str]`, the ids of sessions new to the log, in order of
+            appearance.
     """
 
     sessions_seen = Signal(list)
@@ -221,7 +222,7 @@ class TrafficModel(QAbstractTableModel):
 
 
 class TrafficFilterModel(QSortFilterProxyModel):
-    """Shows the entries of one session (or all) whose method contains the filter text."""
+    """Shows the entries of one session (or all) whose method contains the filter text. No signals of its own."""
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -258,7 +259,7 @@ class TrafficLog(QWidget):
     Feed it with `add_entries(batch)` (the facade's `traffic_logged`).
 
     Signals:
-        exported(str): the visible entries were written to this JSON-lines file.
+        exported(str path): the visible entries were written to this JSON-lines file.
     """
 
     exported = Signal(str)

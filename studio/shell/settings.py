@@ -19,7 +19,7 @@ class StudioSettings(QObject):
     """Typed access to `QSettings`, so keys and defaults live in one place.
 
     Signals:
-        recent_files_changed(list): the recent-files list changed (most recent first).
+        recent_files_changed(list paths): `list[str]`, the recent project files now, most recent first.
     """
 
     recent_files_changed = Signal(list)

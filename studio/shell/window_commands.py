@@ -7,8 +7,9 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence, QUndoStack
-from PySide6.QtWidgets import QMainWindow, QMenu, QSizePolicy, QToolButton, QWidget
+from PySide6.QtWidgets import QMainWindow, QMenu, QMessageBox, QSizePolicy, QToolButton, QWidget
 
+from resources_qt import __version__
 from studio.look.icons import icon
 
 __all__ = ["WindowCommands"]
@@ -23,7 +24,8 @@ THEME_NAMES = (("system", "&System"), ("light", "&Light"), ("dark", "&Dark"))
 
 
 class WindowCommands(QObject):
-    """Text, icon, shortcut and tooltip of every window command; the window connects what they do.
+    """Text, icon, shortcut and tooltip of every window command; the window connects what they do
+    (Help > About, which lists the shortcuts, is the commands' own).
 
     The catalogue's add/duplicate/delete actions and the undo stack's actions are
     reused, so the menus, the toolbar and the catalogue's own buttons stay in step.
@@ -122,6 +124,7 @@ class WindowCommands(QObject):
             self._themes.addAction(action)
             self.theme_actions[key] = action
         self.about = self._make("&About Resource Studio", "app", "Version and keyboard shortcuts")
+        self.about.triggered.connect(self._on_about_triggered)
         self.recent_menu = QMenu("Open &Recent", window)
         self.recent_menu.setObjectName("recentMenu")
 
@@ -239,6 +242,14 @@ class WindowCommands(QObject):
             self.recent_menu.addSeparator()
             self.recent_menu.addAction("Clear Recent Files").triggered.connect(self.recent_files_cleared)
         self.recent_menu.setEnabled(bool(files))
+
+    @Slot()
+    def _on_about_triggered(self) -> None:
+        rows = "".join(f"<tr><td>{text}</td><td>&nbsp;&nbsp;<b>{keys}</b></td></tr>"
+                       for text, keys in self.shortcuts())  # fmt: skip
+        QMessageBox.about(self._window, "About Resource Studio",
+                          f"<h3>Resource Studio {__version__}</h3><p>Design and live-serve MCP resources.</p>"
+                          f"<table>{rows}</table>")  # fmt: skip
 
     @Slot()
     def _on_page_triggered(self) -> None:

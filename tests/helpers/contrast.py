@@ -8,23 +8,19 @@ from PySide6.QtCore import QRect
 from PySide6.QtGui import QColor, QImage, QPalette
 from PySide6.QtWidgets import QWidget
 
+from studio.look.colours import contrast_ratio, relative_luminance
+
 __all__ = ["contrast", "dark_palette", "grab", "luminance", "text_contrast"]
 
 
-def _linear(channel: int) -> float:
-    c = channel / 255.0
-    return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
-
-
 def luminance(color: QColor) -> float:
-    """WCAG 2.x relative luminance."""
-    return 0.2126 * _linear(color.red()) + 0.7152 * _linear(color.green()) + 0.0722 * _linear(color.blue())
+    """WCAG 2.x relative luminance (the studio's own: `test_colours` pins it to published values)."""
+    return relative_luminance(color)
 
 
 def contrast(a: QColor, b: QColor) -> float:
     """WCAG contrast ratio (1..21)."""
-    high, low = sorted((luminance(a), luminance(b)), reverse=True)
-    return (high + 0.05) / (low + 0.05)
+    return contrast_ratio(a, b)
 
 
 def grab(widget: QWidget) -> QImage:
