@@ -1,5 +1,4 @@
-"""watch.files patterns: what they match (as the old regex translation did, in linear time), which are refused,
-and which folders get watched."""
+"""watch.files patterns: what they match (as the old regex did, in linear time), what is refused, what is watched."""
 
 from __future__ import annotations
 
