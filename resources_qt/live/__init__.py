@@ -4,9 +4,9 @@ from importlib import import_module
 from typing import TYPE_CHECKING
 
 from resources_qt.live.events import DataChanged, InstancesFailed, InstancesListed, LiveEvent
-from resources_qt.live.instances import InstanceLister, parse_instances
 
 if TYPE_CHECKING:
+    from resources_qt.live.instances import InstanceLister, parse_instances
     from resources_qt.live.runtime import LiveData
 
 __all__ = [
@@ -19,10 +19,18 @@ __all__ = [
     "parse_instances",
 ]
 
+_LAZY = {
+    "LiveData": "resources_qt.live.runtime",
+    "InstanceLister": "resources_qt.live.instances",
+    "parse_instances": "resources_qt.live.instances",
+}
+
 
 def __getattr__(name: str) -> object:
     # The runtime drives a ResourceServer, whose SDK stack the window's first paint must not wait
-    # for: the event types load at once, LiveData when a server is built.
-    if name == "LiveData":
-        return import_module("resources_qt.live.runtime").LiveData
-    raise AttributeError(f"module 'resources_qt.live' has no attribute {name!r}")
+    # for; and the project loader checks watch patterns from this package, so nothing here may
+    # import the project package (instances does, through the snippet pool) until it is asked for.
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'resources_qt.live' has no attribute {name!r}")
+    return getattr(import_module(module), name)

@@ -50,8 +50,10 @@ class LiveData:
       URI of the resource and, for a template with instances, re-lists them
       and sends `list_changed` when the set changed.
     - `watch.interval`: every subscribed URI of the resource is re-read
-      through the normal reader path; `updated` goes out when its digest
-      changed. No subscriber, no reads.
+      through the normal reader path, once however many sessions hold it and
+      within the poller's read budget (fairly across sessions, see
+      DigestPoller); `updated` goes out when its digest changed. No
+      subscriber, no reads.
     - Either way a change first drops every read-cache entry of the resource
       (all of a template's instances), subscribed or not: a client that
       never subscribed must not be served the old answer (issue 14).
@@ -77,6 +79,8 @@ class LiveData:
         self._poll_concurrency = poll_concurrency
         self._listeners: list[LiveListener] = []
         self._lock = threading.Lock()
+        self._owner_stamp: tuple[int, int] | None = None
+        self._owner_of: dict[str, str | None] = {}
         self._thread: LoopThread | None = None
         self._watch: FileWatch | None = None
         self._announced: dict[str, frozenset[str]] = {}
@@ -187,6 +191,11 @@ class LiveData:
         poller = self._pollers.get(name)
         return list(poller.rounds) if poller is not None else []
 
+    def poll_round_reads(self, name: str) -> list[int]:
+        """Reads each recent polling round with reads made for resource `name`."""
+        poller = self._pollers.get(name)
+        return list(poller.round_reads) if poller is not None else []
+
     def poll_reads(self, name: str) -> int:
         """How many polling reads were made for resource `name` (for tests and the bench)."""
         poller = self._pollers.get(name)
@@ -198,7 +207,9 @@ class LiveData:
             tasks.append(asyncio.create_task(self._watch.run()))
         for name, spec in self._specs.items():
             if spec.watch is not None and spec.watch.interval is not None:
-                poller = DigestPoller(self._read, name=name, concurrency=self._poll_concurrency)
+                poller = DigestPoller(
+                    self._read, name=name, interval=spec.watch.interval, concurrency=self._poll_concurrency
+                )
                 self._pollers[name] = poller
                 tasks.append(asyncio.create_task(self._poll_loop(spec, spec.watch.interval, poller)))
         try:
@@ -277,15 +288,44 @@ class LiveData:
 
     def subscribed_uris(self, name: str) -> list[str]:
         """The subscribed URIs that resource `name` serves (its URI, or a template's concrete URIs)."""
-        out: list[str] = []
-        for uri in self._server.subscribed_uris():
-            try:
-                match = self.resources.resolve(uri)
-            except Exception:  # a URI no resource can take is simply not ours
+        owners = self._owners(self._server.subscribed_uris())
+        return sorted(uri for uri, owner in owners.items() if owner == name)
+
+    def subscribers(self, name: str) -> dict[str, list[str]]:
+        """{session id: its subscribed URIs that resource `name` serves}, for sessions holding any."""
+        sessions = self._server.sessions()
+        owners = self._owners({uri for info in sessions for uri in info.subscriptions})
+        out: dict[str, list[str]] = {}
+        for info in sessions:
+            uris = [uri for uri in info.subscriptions if owners.get(uri) == name]
+            if uris:
+                out[info.id] = uris
+        return out
+
+    def _owners(self, uris: Iterable[str]) -> dict[str, str]:
+        """{URI: the name of the resource serving it} for those of `uris` some resource serves.
+
+        Resolutions are kept while the collection is unchanged, so a polling round
+        does not match every subscribed URI against every template again; only the
+        URIs asked about last are kept, so the memory follows the subscriptions.
+        """
+        resources = self.resources
+        stamp = (id(resources), resources.version)
+        with self._lock:
+            known = self._owner_of if stamp == self._owner_stamp else {}
+        fresh: dict[str, str | None] = {}
+        for uri in uris:
+            if uri in known:
+                fresh[uri] = known[uri]
                 continue
-            if match is not None and match.resource.name == name:
-                out.append(uri)
-        return sorted(out)
+            try:
+                match = resources.resolve(uri)
+            except Exception:  # a URI no resource can take is simply not ours
+                match = None
+            fresh[uri] = match.resource.name if match is not None else None
+        with self._lock:
+            self._owner_stamp, self._owner_of = stamp, fresh
+        return {uri: owner for uri, owner in fresh.items() if owner is not None}
 
     async def _on_files(self, hit: Mapping[str, tuple[str, ...]]) -> None:
         for name, paths in hit.items():
@@ -318,22 +358,29 @@ class LiveData:
         return await self._server.read_for_preview(uri)
 
     async def _poll_loop(self, spec: ResourceSpec, interval: float, poller: DigestPoller) -> None:
+        loop = asyncio.get_running_loop()
+        await asyncio.sleep(interval)
         while True:
-            await asyncio.sleep(interval)
-            server = self._server
-            if not server.is_running:
-                continue
-            uris = self.subscribed_uris(spec.name) if server.enable_resource_subscriptions else []
-            changed = await poller.poll(uris)
-            if changed:
-                self._forget(spec.name)  # the data behind every URI of the resource may have moved
-            list_changed = False
-            if spec.instances.strip() and server.enable_resource_notifications and server.sessions():
-                list_changed = bool(await self._relist(announce=True, only=[spec.name]))
-            for uri in changed:
-                await server.send_resource_updated(uri)
-            if changed or list_changed:
-                self._emit(DataChanged(spec.name, "interval", tuple(changed), list_changed, time.time()))
+            # Rounds start every `interval` (a round longer than that is followed at once, never overlapped).
+            started = loop.time()
+            await self._poll_once(spec, poller)
+            await asyncio.sleep(max(0.0, interval - (loop.time() - started)))
+
+    async def _poll_once(self, spec: ResourceSpec, poller: DigestPoller) -> None:
+        server = self._server
+        if not server.is_running:
+            return
+        subscribers = self.subscribers(spec.name) if server.enable_resource_subscriptions else {}
+        changed = await poller.poll(subscribers)
+        if changed:
+            self._forget(spec.name)  # the data behind every URI of the resource may have moved
+        list_changed = False
+        if spec.instances.strip() and server.enable_resource_notifications and server.sessions():
+            list_changed = bool(await self._relist(announce=True, only=[spec.name]))
+        for uri in changed:
+            await server.send_resource_updated(uri)
+        if changed or list_changed:
+            self._emit(DataChanged(spec.name, "interval", tuple(changed), list_changed, time.time()))
 
     def __repr__(self) -> str:
         return f"LiveData({len(self.watching())} watched, {'running' if self._thread else 'stopped'})"

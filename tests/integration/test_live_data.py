@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -309,3 +312,94 @@ async def test_switched_off_capabilities_send_nothing_and_poll_nothing(tmp_path:
     # Nobody may subscribe, so nobody is told; the new note is not announced either.
     assert served.changes("note")[0].uris == () and not served.changes("note")[0].list_changed
     assert served.live.poll_reads("counter") == 0 and _reads(tmp_path) == 0
+
+
+# -- watched folders: deleted and made again, symbolic links, patterns refused at load ------------------
+
+
+async def test_a_watched_folder_deleted_and_made_again_is_watched_again(
+    served: Served, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="resources_qt.live.watch_files")
+    inbox = Inbox()
+    notes = served.root / "notes"
+    async with connect(served.url, "legacy", message_handler=inbox) as client:
+        await settle_legacy(client, served.server)
+        await client.subscribe_resource(MARKER)
+        await client.subscribe_resource("notes://a.md")
+        shutil.rmtree(notes)
+        await wait_for(lambda: "notes://a.md" in inbox.updated)
+        before = len(served.changes("note"))
+        notes.mkdir()
+        (notes / "a.md").write_text("# A is back\n")
+        # What the folder holds when it is watched again is announced (it may predate the watch).
+        await wait_for(lambda: any("notes/a.md" in c.paths for c in served.changes("note")[before:]))
+        assert any(r.levelno == logging.WARNING and "disappeared" in r.getMessage() for r in caplog.records)
+        assert any(r.levelno == logging.INFO and "is back" in r.getMessage() for r in caplog.records)
+        await _flush(served, inbox)
+        inbox.updated.clear()
+        (notes / "a.md").write_text("# A, edited after it came back\n")
+        await wait_for(lambda: inbox.updated == ["notes://a.md"])
+        read = await client.read_resource("notes://a.md", cache_mode="bypass")
+    assert read.contents[0].text == "# A, edited after it came back\n"
+
+
+def _inotify_watches() -> int:
+    """inotify watches this process holds (every watcher's), from /proc."""
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}") != "anon_inode:inotify":
+                continue
+            with open(f"/proc/self/fdinfo/{fd}", encoding="ascii") as info:
+                count += sum(1 for line in info if line.startswith("inotify wd:"))
+        except OSError:  # closed meanwhile
+            continue
+    return count
+
+
+LINKED = """
+[[resources]]
+name = "table"
+uri = "table://all"
+mime_type = "text/plain"
+watch = { files = ["data/**/*.csv", "flag.txt"] }
+reader = "def read(uri, params):\\n    return 'x'\\n"
+"""
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fdinfo"), reason="counts inotify watches in /proc (Linux)")
+async def test_a_link_out_of_the_project_is_neither_watched_nor_matched(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    project, outside = tmp_path / "project", tmp_path / "outside"
+    for i in range(40):
+        (outside / f"d{i}").mkdir(parents=True)
+    project.mkdir()
+    (project / "data").symlink_to(outside, target_is_directory=True)
+    path = write_notes_project(project, extra=LINKED)
+    baseline = _inotify_watches()
+    with serve_live(path) as served:
+        # The project folder and notes/; a recursive watch of data/ placed one per outside folder (41 more).
+        assert _inotify_watches() - baseline <= 2
+        assert any("data is a symbolic link" in r.getMessage() for r in caplog.records)
+        (outside / "d0" / "x.csv").write_text("1")
+        (outside / "y.csv").write_text("1")
+        (project / "flag.txt").write_text("seen")
+        await wait_for(lambda: any("flag.txt" in c.paths for c in served.changes("table")))
+        paths = {p for c in served.changes("table") for p in c.paths}
+    assert paths == {"flag.txt"}
+
+
+def test_serve_refuses_a_pattern_the_matcher_cannot_take_in_one_line(tmp_path: Path) -> None:
+    extra = LINKED.replace('"data/**/*.csv"', '"data/[z-a].csv"')
+    path = write_notes_project(tmp_path, extra=extra)
+    line = next(n for n, text in enumerate(path.read_text().splitlines(), 1) if "[z-a]" in text)
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    done = subprocess.run([sys.executable, "-m", "studio", "serve", str(path), "--http", "0"], capture_output=True,
+                          text=True, check=False, env=env, cwd=root, timeout=60)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"notes.toml:{line}:" in lines[0]
+    assert "watch.files: the pattern 'data/[z-a].csv' has the set [z-a], whose range z-a runs backwards" in lines[0]
