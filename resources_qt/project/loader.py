@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any, cast
 
 from resources_qt.errors import ValidationError
-from resources_qt.live.patterns import pattern_problem
 from resources_qt.project.layout import build_layout
 from resources_qt.project.limits import MAX_FILE_BYTES, check_file_size, check_text
 from resources_qt.project.model import (
@@ -414,11 +413,6 @@ def _parse_watch(raw: dict[str, Any]) -> WatchSpec:
     problem = watch.problem()
     if problem is not None:
         raise _field_error(*problem)
-    # What the matcher cannot take (a backwards range, an empty set, a pattern over the size limit).
-    for pattern in watch.files:
-        message = pattern_problem(pattern)
-        if message is not None:
-            raise _field_error("watch", message)
     return watch
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from resources_qt.errors import ValidationError
+from resources_qt.live.patterns import pattern_problem
 from resources_qt.project.settings_table import CACHE_TTL_MAX_MS, SETTINGS, default
 from resources_qt.resource import Annotations, CacheHint, Icon, Reader, Resource
 from resources_qt.testing.spec import TestSpec
@@ -145,7 +146,8 @@ class WatchSpec:
 
 
 def watch_pattern_problem(pattern: str) -> str | None:
-    """Why a `watch.files` pattern is refused (empty, absolute, or reaching outside the project), or None."""
+    """Why a `watch.files` pattern is refused (empty, absolute, outside the project, or one the matcher
+    cannot take), or None."""
     if not pattern.strip():
         return "watch.files: a pattern is empty"
     if "\0" in pattern:
@@ -154,7 +156,9 @@ def watch_pattern_problem(pattern: str) -> str | None:
         return f"watch.files: the pattern {pattern!r} is absolute; give it relative to the project folder"
     if ".." in pattern.replace("\\", "/").split("/"):
         return f"watch.files: the pattern {pattern!r} reaches outside the project folder (..)"
-    return None
+    # What the matcher cannot take (a backwards range, an empty set, a pattern over the size limit): the
+    # builder, the loader and the engine all ask here.
+    return pattern_problem(pattern)
 
 
 @dataclass

@@ -119,3 +119,12 @@ def test_refused_live_fields_survive_looking_at_another_resource(qtbot, document
 def test_an_interval_is_shown_exactly_so_looking_never_rounds_it():
     assert interval_text(None) == "" and interval_text(30.0) == "30" and interval_text(0.1) == "0.1"
     assert float(interval_text(12.345678912)) == 12.345678912
+
+
+def test_a_pattern_the_matcher_cannot_take_is_refused_in_the_builder_as_at_load(qtbot, document):
+    # The builder once took `[z-a]` and saved a file that no longer loaded.
+    form = make(qtbot, document, "readme")
+    type_files(qtbot, form, "data/[z-a].csv")
+    message = form.errors[0]
+    assert "runs backwards" in message and message in loader_message('{ files = ["data/[z-a].csv"] }')
+    assert form.live.files_edit.toPlainText() == "data/[z-a].csv" and document.peek("readme").watch is None
