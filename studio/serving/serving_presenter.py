@@ -11,11 +11,11 @@ from PySide6.QtGui import QAction
 
 from resources_qt.qt.protocol import StudioController
 from studio.document.document import ProjectDocument
+from studio.preferences.settings import StudioSettings
 from studio.serving.server_control import ServerControl
 from studio.serving.server_panel import ServerPanel
 from studio.serving.sessions_view import SessionsModel
 from studio.serving.traffic_log import TrafficLog
-from studio.shell.settings import StudioSettings
 
 if TYPE_CHECKING:
     from resources_qt.qt import SessionInfo
