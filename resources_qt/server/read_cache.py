@@ -201,7 +201,7 @@ class ReadCache:
 
     def _resolved_identity(self, uri: str) -> Identity | None:
         resources = self._resources
-        if resources is None:
+        if resources is None or not self._by_identity:  # nothing kept: no resolution to pay for
             return None
         try:
             match = resources.resolve(uri)  # the read's own resolution: the same normalization
