@@ -190,24 +190,24 @@ class ReadCache:
 
     def invalidate(self, uri: str) -> None:
         """Forget `uri` and every other spelling of what it reads (an `updated` notification for it, say)."""
-        identity = self._resolved_identity(uri)
         with self._lock:
-            self._generation += 1
+            self._generation += 1  # from here on, no read that started before is kept
             self._drop_locked(uri)
             self._drop_locked(ascii_uri(uri))
-            if identity is not None:
-                for spelling in list(self._by_identity.get(identity, ())):
-                    self._drop_locked(spelling)
-
-    def _resolved_identity(self, uri: str) -> Identity | None:
-        resources = self._resources
-        if resources is None or not self._by_identity:  # nothing kept: no resolution to pay for
-            return None
+            resources = self._resources if self._by_identity else None  # nothing kept: no resolution to pay for
+        if resources is None:
+            return
+        # Resolved outside the lock: the collection calls into the cache with its own lock held.
         try:
             match = resources.resolve(uri)  # the read's own resolution: the same normalization
         except ValidationError:
-            return None
-        return None if match is None else (id(match.resource), _frozen(match.params))
+            return
+        if match is None:
+            return
+        identity = (id(match.resource), _frozen(match.params))
+        with self._lock:
+            for spelling in list(self._by_identity.get(identity, ())):
+                self._drop_locked(spelling)
 
     def invalidate_resource(self, resource: Resource) -> None:
         """Forget every URI `resource` answered (it was added, removed or replaced)."""
