@@ -190,6 +190,9 @@ class MainWindow(QMainWindow):
         self.sync.apply_failed.connect(status.note_apply_failed)
         self.autosaver.autosave_failed.connect(status.note_autosave_failed)
         self.pages.tests_run_finished.connect(status.note_tests_run)
+        for model in (self.catalogue.resource_model, self.catalogue.template_model):  # marks of failing tests
+            self.pages.tests_run_finished.connect(
+                lambda *_, m=model: m.set_failing_tests(self.tests_view.model.failing_resources()))
         self.server_control.progress.connect(status.show_progress)
         self.serving.status_changed.connect(self._on_server_status_changed)
         self.serving.project_views_refreshed.connect(status.recount)
