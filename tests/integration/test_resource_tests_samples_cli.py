@@ -158,13 +158,13 @@ def test_snapshot_files_whose_test_is_gone_are_noted_and_deleted_with_update_sna
     assert test_main([str(project), "-k", "nothing-but", "--no-samples"]) == 2  # no test matches: no run, no note
     assert capsys.readouterr().err == "resource-studio test: error: no test matches -k 'nothing-but'\n"
     assert test_main([str(project), "-k", "greeting"]) == 1  # the renamed test has no snapshot yet
-    lines, err = _lines(capsys)
+    _, err = _lines(capsys)
     assert err == (f"note: 1 snapshot file in {snapshots} has no test: {recorded.name} "
                    "(--update-snapshots deletes them)\n")
     assert test_main([str(project), "-k", "greeting", "--json"]) == 1
     assert json.loads(capsys.readouterr().out)["orphan_snapshots"] == [recorded.name]
     assert test_main([str(project), "-k", "greeting", "--update-snapshots"]) == 0
-    lines, err = _lines(capsys)
+    _, err = _lines(capsys)
     assert err == f"note: deleted 1 snapshot file in {snapshots} with no test: {recorded.name}\n"
     assert not recorded.exists() and (snapshots / "README.txt").exists()
     assert len(list(snapshots.glob("greeting_snapshot-*.txt"))) == 1
