@@ -148,6 +148,7 @@ class MainWindow(QMainWindow):
         self.previewing = PreviewPresenter(document=self.document, controller=self.controller, editor=self.editor,
                                            report_error=report, parent=self)  # fmt: skip
         self.catalogue.follow_server(self.controller)
+        self.controller.data_changed.connect(self.editor.form.live.note_data_changed)  # the builder's "changed …"
         self.window_layout = WindowLayout(self, settings=self.settings, commands=commands, editor=self.editor,
                                           catalogue=self.catalogue, main_splitter=splitter, pages=self.pages,
                                           show_page=self.show_page, warm_up=self.controller.warm_up)  # fmt: skip
