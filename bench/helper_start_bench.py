@@ -78,7 +78,9 @@ def measure(rounds: int, before: str) -> list[Row]:
                     if old is not None:
                         before_runs.append(_probe(old, old_module, then))
                 ms = median([r["ms"] for r in now])
-                detail = f"{int(now[0]['ours'])} of our modules, {int(now[0]['modules'])} in all, Qt loaded: {bool(now[0]['qt'])}"
+                first_now = now[0]
+                detail = (f"{int(first_now['ours'])} of our modules, {int(first_now['modules'])} in all, "
+                          f"Qt loaded: {bool(first_now['qt'])}")  # fmt: skip
                 if before_runs:
                     first = before_runs[0]
                     old_ms = median([r["ms"] for r in before_runs])
