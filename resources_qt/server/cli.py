@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from resources_qt.address import parse_http_address
+from resources_qt.bus.cli import BUS_PASSWORD_FILE_HELP, BUS_PASSWORD_HELP, bus_password
 from resources_qt.bus.redis_bus import RedisBus
 from resources_qt.bus.urls import BUS_ENV, BusDependencyError, default_channel, redact
 from resources_qt.live import LiveData
@@ -58,8 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--bus",
         metavar="URL",
         help=f"share notifications with the other replicas through Redis: redis://[:PASSWORD@]HOST:PORT/DB "
-        f"or rediss://... (default ${BUS_ENV})",
+        f"or rediss://... (default ${BUS_ENV}). {BUS_PASSWORD_HELP}",
     )
+    parser.add_argument("--bus-password-file", metavar="FILE", help=BUS_PASSWORD_FILE_HELP)
     parser.add_argument(
         "--bus-channel", metavar="NAME", help="the bus channel (default: resource-studio: + the server name)"
     )
@@ -212,16 +214,19 @@ def _make_bus(args: argparse.Namespace, server_name: str) -> RedisBus | None:
     """The RedisBus `--bus` (or $RESOURCE_STUDIO_BUS) asks for, not started; None without one."""
     url = args.bus or os.environ.get(BUS_ENV) or None
     if url is None:
-        if args.bus_channel:
-            raise _UsageError(f"--bus-channel needs --bus (or ${BUS_ENV})")
+        for flag, given in (("--bus-channel", args.bus_channel), ("--bus-password-file", args.bus_password_file)):
+            if given:
+                raise _UsageError(f"{flag} needs --bus (or ${BUS_ENV})")
         return None
     try:
+        password = bus_password(args.bus, args.bus_password_file, warn=logger.warning)
         channel = args.bus_channel or default_channel(server_name)
-        return RedisBus(url, channel=channel)
+        return RedisBus(url, channel=channel, password=password)
     except BusDependencyError as exc:
         raise _UsageError(f"--bus: {exc}") from None
     except ValueError as exc:
-        raise _UsageError(f"--bus: {exc}") from None
+        source = "--bus" if args.bus else f"${BUS_ENV}"
+        raise _UsageError(str(exc) if str(exc).startswith("--") else f"{source}: {exc}") from None
 
 
 def _settle_heap() -> None:
