@@ -23,7 +23,7 @@ from resources_qt.server.engine import ResourceServer
 from resources_qt.server.events import ServerEvent, ServerFailed, TransportStopped
 from resources_qt.server.factory import build_server
 from resources_qt.server.logtext import EscapingFormatter
-from resources_qt.server.output_writer import OutputWriter
+from resources_qt.server.output_writer import MAX_OUTPUT_FILE_BYTES, OutputFile, OutputWriter
 from resources_qt.snippets import bind_project, create_pool, snippet_resource
 
 __all__ = ["build_parser", "parse_address", "serve_main"]
@@ -68,8 +68,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--snippet-output",
         metavar="FILE",
-        help="where what snippets print goes: a file (appended), or 'off' (default: stderr, one line per printed "
-        "line, prefixed with the resource and the URI read)",
+        help="where what snippets print goes: a file (appended; not through a symbolic link; moved to FILE.1 "
+        f"before it passes {MAX_OUTPUT_FILE_BYTES // (1024 * 1024)} MiB), or 'off' (default: stderr). One line per "
+        "printed line, '[resource uri] stdout: text', with control characters, backslashes and what a shell acts "
+        "on ($ ` ; & | < >) written as \\xNN escapes",
     )
     parser.add_argument(
         "--log-level", default="warning", choices=["debug", "info", "warning", "error"], help="stderr log level"
@@ -201,13 +203,13 @@ def serve_main(argv: Sequence[str]) -> int:
             output_sink.close()
 
 
-def _open_output_sink(where: str | None) -> TextIO | None:
+def _open_output_sink(where: str | None) -> TextIO | OutputFile | None:
     """stderr by default (stdout is the protocol's with --stdio), a file appended to, or None for 'off'."""
     if where is None:
         return sys.stderr
     if where == "off":
         return None
-    return open(where, "a", encoding="utf-8")  # kept open while serving, closed at exit
+    return OutputFile(where)  # kept open while serving, closed at exit; OutputFileError says why not
 
 
 def _make_bus(args: argparse.Namespace, server_name: str) -> RedisBus | None:
