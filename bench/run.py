@@ -30,6 +30,7 @@ SUITES: dict[str, str] = {
     "fairness": "bench.fairness_bench",
     "bus": "bench.bus_bench",
     "live": "bench.live_bench",
+    "lint": "bench.lint_bench",
 }
 
 

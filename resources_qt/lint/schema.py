@@ -67,7 +67,8 @@ _BOUNDS: dict[tuple[type, str], dict[str, Any]] = {
     (CacheHint, "ttl_ms"): {"minimum": 0},
     (Expectation, "contents"): {"minimum": 0},
     (Expectation, "blob_sha256"): {"pattern": "^[0-9a-fA-F]{64}$"},
-    (Expectation, "max_ms"): {"exclusiveMinimum": 0},
+    # Above 0, said so that draft 4 (a boolean `exclusiveMinimum`) and 2020-12 (a number) read it alike.
+    (Expectation, "max_ms"): {"minimum": 0, "not": {"enum": [0]}},
 }
 """Checks of the model that its types cannot say."""
 
