@@ -9,7 +9,6 @@ import time
 from PySide6.QtCore import QObject, Signal
 
 from resources_qt.lint.findings import LintReport
-from resources_qt.lint.runner import RunError, lint_project
 from resources_qt.project import Project
 
 __all__ = ["LintWorker"]
@@ -44,6 +43,9 @@ class LintWorker(QObject):
         cancelled = self._cancelled
 
         def work() -> None:
+            # The engine's stack loads with the first lint, not with the window that shows the panel.
+            from resources_qt.lint.runner import RunError, lint_project
+
             report: LintReport | None = None
             error = ""
             try:
