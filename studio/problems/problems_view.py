@@ -31,7 +31,8 @@ logger = logging.getLogger(__name__)
 DELAY_MS = 1500
 """Quiet time after the last edit before a lint starts: typing never starts one per key."""
 TIME_LIMIT_S = 30.0
-"""A lint stops reading after this long; the panel says what was left out."""
+"""No read starts after this long (those under way finish within the reader timeout); the panel says what was
+left out."""
 MAX_INSTANCES = 5
 """Listed instances read per template in the panel (the command line reads 20)."""
 
@@ -41,7 +42,7 @@ class ProblemsView(QWidget):
 
     A lint starts `delay_ms` after the last edit (and once when the panel opens), runs through the
     real serving path on a background thread against a copy of the project with its servable
-    resources, and stops after `time_limit_s`; an edit during a run lints again when it ends. A
+    resources, and starts no read after `time_limit_s`; an edit during a run lints again when it ends. A
     double click names the finding's resource and field (`problem_activated`); **Quick fix**
     (`quickFixButton`, or the row's context menu) applies a certain fix through the document's
     undoable edits.
