@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import logging
 import threading
 from collections import OrderedDict, deque
 from collections.abc import Callable
@@ -11,6 +12,11 @@ from mcp.server.streamable_http import GET_STREAM_KEY, EventCallback, EventId, E
 from mcp_types import JSONRPCError, JSONRPCMessage, JSONRPCResponse
 
 __all__ = ["SESSION_EVENTS_PER_STREAM", "SESSION_STREAMS", "BoundedEventStore"]
+
+logger = logging.getLogger(__name__)
+
+_MAX_DIGITS = 19
+"""Digits of the longest event number this store mints (it counts up from 1 in a 64-bit range)."""
 
 EVENTS_PER_STREAM = 100
 """Events kept per stream: enough for a client that reconnects within seconds."""
@@ -86,7 +92,9 @@ class BoundedEventStore(EventStore):
 
     async def replay_events_after(self, last_event_id: EventId, send_callback: EventCallback) -> StreamId | None:
         stream_id, _, number_text = last_event_id.rpartition("/")
-        if not stream_id or not number_text.isdigit():
+        # ASCII digits only, and few: `str.isdigit` accepts "²", and int() refuses 4,300 digits and more.
+        if not stream_id or not (number_text.isascii() and number_text.isdigit()) or len(number_text) > _MAX_DIGITS:
+            logger.debug("Last-Event-ID %r names no event of this store; nothing to replay", last_event_id[:80])
             return None
         after = int(number_text)
         with self._lock:
