@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import os
 import re
-import resource
 import socket
 import subprocess
 import sys
@@ -81,16 +80,17 @@ def test_a_2026_post_cut_short_is_one_info_line(live_server: ResourceServer, cap
     assert [(r.levelname, r.exc_info) for r in records] == [("INFO", None)]
 
 
-def _serve(project: Path, log: Path) -> subprocess.Popen[bytes]:
-    def limit_open_files() -> None:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (OPEN_FILES, OPEN_FILES))
+_LIMITED = ("import os, resource, sys; resource.setrlimit(resource.RLIMIT_NOFILE, (int(sys.argv[1]),) * 2); "
+            "os.execv(sys.executable, [sys.executable, '-m', 'studio', *sys.argv[2:]])")
+"""Runs `studio` under an open-file limit (argv[1]), which the exec keeps."""
 
+
+def _serve(project: Path, log: Path) -> subprocess.Popen[bytes]:
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    command = [sys.executable, "-c", _LIMITED, str(OPEN_FILES),
+               "serve", str(project), "--http", "127.0.0.1:0", "--log-level", "info"]
     with log.open("wb") as err:
-        return subprocess.Popen(
-            [sys.executable, "-m", "studio", "serve", str(project), "--http", "127.0.0.1:0", "--log-level", "info"],
-            stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=ROOT, preexec_fn=limit_open_files,
-        )
+        return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=ROOT)
 
 
 def test_streams_stop_below_the_open_file_limit_and_new_clients_still_get_in(tmp_path: Path) -> None:
