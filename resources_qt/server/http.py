@@ -20,7 +20,12 @@ from pydantic import AnyHttpUrl
 
 from resources_qt.server.admission import EvictingAdmission
 from resources_qt.server.disconnects import install_disconnect_filter
-from resources_qt.server.event_store import SESSION_EVENTS_PER_STREAM, SESSION_STREAMS, BoundedEventStore
+from resources_qt.server.event_store import (
+    SESSION_BYTES,
+    SESSION_EVENTS_PER_STREAM,
+    SESSION_STREAMS,
+    BoundedEventStore,
+)
 from resources_qt.server.sdk_private import give_sessions_event_stores
 from resources_qt.server.streams import StreamBudget, StreamGuard
 
@@ -150,6 +155,7 @@ def build_app(
         lambda listening: BoundedEventStore(
             per_stream=SESSION_EVENTS_PER_STREAM,
             max_streams=SESSION_STREAMS,
+            max_bytes=SESSION_BYTES,
             keep_responses=not json_response,
             listening=listening,
         ),

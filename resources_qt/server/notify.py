@@ -109,7 +109,7 @@ class Notifier:
         if outbox.put(method, uri):
             return True
         logger.warning(
-            "Session %s is not reading its notifications: %d are waiting (the limit); ending it, its stream closed",
+            "Session %s is not reading its notifications: %d are waiting (the limit); dropping the session",
             session.id,
             outbox.size,
         )

@@ -131,7 +131,8 @@ class HttpTransport(HostedTransport):
 
         Its client gets 404 on its next request and may start a new session.
         """
-        self.app.abort(session_id)
+        cut = self.app.abort(session_id)
+        logger.info("Ending HTTP session %s (%d stream(s) cut)", session_id, cut)
         manager = live_session_manager(self.lowlevel)
         transport = http_transports(manager).get(session_id) if manager is not None else None
         if manager is None or transport is None:
