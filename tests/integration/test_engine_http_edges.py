@@ -37,6 +37,16 @@ def _uvicorn_records(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
         uvicorn_logger.removeHandler(caplog.handler)
 
 
+MODERN_LISTEN = {**HEADERS, "mcp-protocol-version": "2026-07-28", "mcp-method": "subscriptions/listen"}
+
+
+def _listen_body() -> dict[str, object]:
+    meta = {"io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+    return {"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen",
+            "params": {"notifications": {"resourcesListChanged": True}, "_meta": meta}}
+
+
 def _session(http: httpx.Client, url: str) -> dict[str, str]:
     init = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
             "params": {"protocolVersion": HANDSHAKE, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
@@ -131,6 +141,9 @@ def test_streams_stop_below_the_open_file_limit_and_new_clients_still_get_in(tmp
             assert opened == cap
             error = refusal.read().decode()
             assert "max_open_streams" in error and f"at most {cap}" in error
+            # A 2026-07-28 listen stream counts in the same budget.
+            listen = http.post(url, headers=MODERN_LISTEN, json=_listen_body())
+            assert listen.json()["error"]["data"] == {"limit": "max_open_streams", "max": cap}
             # A newcomer still gets in and is answered while every stream stays open.
             fresh = _session(http, url)
             answer = http.post(url, headers=fresh, json={"jsonrpc": "2.0", "id": 1, "method": "resources/list"})
