@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from resources_qt.lint.findings import Finding
-from resources_qt.live.patterns import WatchPattern, watch_roots
+from resources_qt.live.patterns import WatchPattern
 from resources_qt.project import ResourceSpec
 
 __all__ = ["MAX_FILES", "Change", "check_last_modified", "newest_change", "parse_last_modified"]
@@ -39,23 +39,26 @@ def newest_change(root: Path, patterns: Iterable[str], *, limit: int = MAX_FILES
         return None
     newest: tuple[float, str] | None = None
     seen = 0
-    for folder in watch_roots(root, compiled):
-        for current, dirs, files in os.walk(folder):
-            dirs.sort()
-            for name in sorted(files):
-                seen += 1
-                if seen > limit:
-                    return _change(newest)
-                path = Path(current) / name
-                relative = path.relative_to(root).as_posix()
-                if not any(pattern.matches(relative) for pattern in compiled):
-                    continue
-                try:
-                    mtime = path.stat().st_mtime
-                except OSError:
-                    continue  # removed meanwhile
-                if newest is None or mtime > newest[0]:
-                    newest = (mtime, relative)
+    # From the project folder down, into the folders some pattern may match below (links are not followed).
+    for current, dirs, files in os.walk(root):
+        here = Path(current).relative_to(root).as_posix()
+        dirs[:] = sorted(
+            d for d in dirs if any(p.may_match_below(d if here == "." else f"{here}/{d}") for p in compiled)
+        )
+        for name in sorted(files):
+            seen += 1
+            if seen > limit:
+                return _change(newest)
+            path = Path(current) / name
+            relative = path.relative_to(root).as_posix()
+            if not any(pattern.matches(relative) for pattern in compiled):
+                continue
+            try:
+                mtime = path.stat().st_mtime
+            except OSError:
+                continue  # removed meanwhile
+            if newest is None or mtime > newest[0]:
+                newest = (mtime, relative)
     return _change(newest)
 
 
