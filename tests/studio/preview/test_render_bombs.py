@@ -1,0 +1,171 @@
+"""Issue 21's content bombs through the real content view: refused before layout, drawn in a killed child, never stuck.
+
+Each attack is real content shown by a real ContentView; a heartbeat on the GUI loop shows the
+window kept answering while it was prepared. Reduced sizes by default, the red team's with STRESS_FULL=1.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import resource
+import threading
+import zlib
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QElapsedTimer, QTimer
+from PySide6.QtWidgets import QLabel, QWidget
+
+from resources_qt.content import ResourceContent
+from studio.preview.content_view import ContentView
+from studio.preview.renderers import PageActions, Prepared, Renderer, RendererRegistry, make_registry
+from studio.preview.renderers.pdf import PdfRenderer
+from studio.preview.renderers.svg import SvgRenderer
+
+FULL = os.environ.get("STRESS_FULL") == "1"
+LONGEST_GAP_MS = 3000
+"""The window must answer at least this often while content is prepared (the attacks froze it 8 to 160 s)."""
+
+
+def scaled(reduced: int, full: int) -> int:
+    return full if FULL else reduced
+
+
+class Heartbeat:
+    """A 10 ms timer on the GUI loop: it ticks only while the window processes events."""
+
+    def __init__(self, parent: QWidget) -> None:
+        self.beats: list[int] = []
+        self._clock = QElapsedTimer()
+        self._clock.start()
+        self._timer = QTimer(parent)
+        self._timer.setInterval(10)
+        self._timer.timeout.connect(lambda: self.beats.append(self._clock.elapsed()))
+        self._timer.start()
+
+    def longest_gap(self) -> int:
+        times = [0, *self.beats, self._clock.elapsed()]
+        return max(b - a for a, b in itertools.pairwise(times))
+
+
+def shown(qtbot, content: ResourceContent, registry: RendererRegistry | None = None, **options) -> ContentView:
+    """`content` in a real, visible view, once it is ready; the heartbeat's longest gap is checked."""
+    view = ContentView(registry=registry, **options)
+    qtbot.addWidget(view)
+    view.resize(600, 500)
+    view.show()
+    heart = Heartbeat(view)
+    view.set_content(content)
+    qtbot.waitUntil(lambda: view.is_ready, timeout=60_000)
+    ticks = len(heart.beats)
+    qtbot.waitUntil(lambda: len(heart.beats) > ticks + 3, timeout=10_000)  # painted, laid out, and answering
+    assert heart.longest_gap() < LONGEST_GAP_MS, f"the window froze for {heart.longest_gap()} ms"
+    return view
+
+
+def registry_with(renderer: Renderer) -> RendererRegistry:
+    """The default renderers with `renderer` in place of the one of its kind (e.g. a shorter deadline)."""
+    return RendererRegistry([renderer if r.kind == renderer.kind else r for r in make_registry().renderers])
+
+
+def assert_source_shown(view: ContentView, source: str) -> None:
+    """The rendered page is refused: the source page shows, whole, with no toggle to a rendering."""
+    assert view.stack.currentWidget() is view.text_view and view.shown_text() == source
+    assert not view.toggle_button.isVisibleTo(view)
+
+
+def children() -> set[int]:
+    """This process's live child processes (from /proc)."""
+    pids: set[int] = set()
+    for task in Path("/proc/self/task").iterdir():
+        with open(task / "children") as listing:
+            pids.update(int(pid) for pid in listing.read().split())
+    return pids
+
+
+# -- Never stuck on "loading" ---------------------------------------------------
+
+
+def test_json_nested_30000_deep_shows_as_received_with_the_reason(qtbot):
+    source = "[" * 30_000 + "]" * 30_000
+    view = shown(qtbot, ResourceContent.from_text("data://deep", "application/json", source))
+    assert view.kind == "text"
+    assert "JSON nested 30,000 deep; the limit is 200" in view.note_label.text()
+    assert view.shown_text() == source
+
+
+def test_text_with_a_lone_surrogate_is_shown_with_the_reason(qtbot):
+    view = shown(qtbot, ResourceContent.from_text("data://s", "text/plain", "before \ud800 after"))
+    assert view.kind == "text" and "lone surrogate (U+D800 at character 7)" in view.note_label.text()
+    assert view.shown_text() == "before \ufffd after"
+    as_json = shown(qtbot, ResourceContent.from_text("data://j", "application/json", '{"k": "\ud800"}'))
+    assert as_json.kind == "text" and "\ufffd" in as_json.shown_text()
+
+
+class _Failing(Renderer):
+    """A renderer that fails where it is told to: in prepare (on a worker thread or not) or in show."""
+
+    kind = "failing"
+    mime_types = ("text/x-fail",)
+
+    def __init__(self, *, in_show: bool = False, off_thread: bool = False) -> None:
+        self._in_show = in_show
+        self.off_gui_thread = off_thread
+
+    def prepare(self, content: ResourceContent) -> Prepared | None:
+        if not self._in_show:
+            raise RecursionError("maximum recursion depth exceeded\nwhile decoding")
+        return Prepared(self.kind, "text/x-fail", 4, text=content.text or "", payload="x")
+
+    def create_page(self, parent: QWidget, actions: PageActions) -> QWidget | None:
+        return QLabel(parent)
+
+    def show(self, page: QWidget, prepared: Prepared) -> bool:
+        raise UnicodeEncodeError("utf-8", "\ud800", 0, 1, "surrogates not allowed")
+
+
+@pytest.mark.parametrize("off_thread", [False, True])
+def test_a_renderer_failing_in_prepare_leaves_a_note_and_the_raw_text(qtbot, off_thread):
+    registry = RendererRegistry([_Failing(off_thread=off_thread), *make_registry().renderers])
+    view = shown(qtbot, ResourceContent.from_text("x://f", "text/x-fail", "raw text"), registry)
+    assert view.kind == "text" and view.shown_text() == "raw text"
+    assert view.note_label.text().startswith(
+        "Could not render the content (RecursionError: maximum recursion depth exceeded while decoding)"
+    )
+
+
+def test_a_page_failing_to_show_leaves_a_note_and_the_raw_text(qtbot):
+    registry = RendererRegistry([_Failing(in_show=True), *make_registry().renderers])
+    view = shown(qtbot, ResourceContent.from_text("x://f", "text/x-fail", "raw text"), registry)
+    assert view.kind == "text" and view.shown_text() == "raw text"
+    assert view.note_label.text().startswith("Could not show the content (UnicodeEncodeError:")
+
+
+class _Stuck(Renderer):
+    """A renderer whose prepare waits until the test lets it go (a renderer that never finishes)."""
+
+    kind = "stuck"
+    mime_types = ("text/x-stuck",)
+    off_gui_thread = True
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+
+    def prepare(self, content: ResourceContent) -> Prepared | None:
+        self.release.wait(30)
+        return Prepared(self.kind, "text/x-stuck", 1, text="late")
+
+
+def test_a_prepare_past_the_view_deadline_shows_the_content_as_received(qtbot):
+    stuck = _Stuck()
+    registry = RendererRegistry([stuck, *make_registry().renderers])
+    try:
+        view = shown(qtbot, ResourceContent.from_text("x://s", "text/x-stuck", "as received"), registry, deadline_s=0.5)
+        assert "The content took more than 0.5 s to prepare; showing it as received." in view.note_label.text()
+        assert view.shown_text() == "as received"
+        # Later contents get threads of their own, whatever the stuck one holds.
+        after = shown(qtbot, ResourceContent.from_text("x://t", "text/plain", "x" * 100_000))
+        assert after.kind == "text"
+    finally:
+        stuck.release.set()
