@@ -84,6 +84,42 @@ def children() -> set[int]:
     return pids
 
 
+# -- HTML and Markdown: counted before Qt lays anything out -------------------
+
+
+def test_nested_html_tables_are_refused_before_layout_naming_the_budget(qtbot):
+    depth = 20  # 14 s of frozen window at 20, over 160 s at 25
+    source = "<table><tr><td>" * depth + "x" + "</td></tr></table>" * depth
+    view = shown(qtbot, ResourceContent.from_text("web://t", "text/html", source))
+    assert view.kind == "html"
+    assert "Too complex to render: tables nested 20 deep; the limit is 8" in view.note_label.text()
+    assert_source_shown(view, source)
+    fine = shown(qtbot, ResourceContent.from_text("web://f", "text/html", "<table><tr><td>" * 3 + "ok"))
+    assert fine.stack.currentWidget() is fine.page("html") and "ok" in fine.shown_text()
+
+
+def test_content_inside_nested_tables_counts_double_per_level(qtbot):
+    source = "<table><tr><td>" * 8 + "<p>x</p>" * 1000 + "</td></tr></table>" * 8  # 3.1 s before, 8 KB
+    view = shown(qtbot, ResourceContent.from_text("web://p", "text/html", source))
+    assert "elements to lay out" in view.note_label.text() and "the limit is 20,000" in view.note_label.text()
+    assert_source_shown(view, source)
+
+
+def test_markdown_of_nested_lists_is_refused_naming_the_list_item_budget(qtbot):
+    pairs = scaled(3_000, 13_000)  # 13,000 pairs: 127 KB, the red team's 128 KB of nested lists
+    source = "- a\n  - b\n" * pairs
+    view = shown(qtbot, ResourceContent.from_text("docs://l.md", "text/markdown", source))
+    assert f"{2 * pairs:,} list items; the limit is 2,000" in view.note_label.text()
+    assert_source_shown(view, source[: len(view.shown_text())])
+
+
+def test_html_embedded_in_markdown_is_counted_too(qtbot):
+    source = "# Title\n\n" + "<table><tr><td>\n\n" * 12 + "x\n"
+    view = shown(qtbot, ResourceContent.from_text("docs://h.md", "text/markdown", source))
+    assert "tables nested 12 deep; the limit is 8" in view.note_label.text()
+    assert_source_shown(view, source)
+
+
 # -- Never stuck on "loading" ---------------------------------------------------
 
 
