@@ -120,6 +120,72 @@ def test_html_embedded_in_markdown_is_counted_too(qtbot):
     assert_source_shown(view, source)
 
 
+# -- PDF: drawn in a child with a deadline and a memory limit -------------------
+
+
+def pdf_with_stream(stream: bytes, filters: str = "") -> bytes:
+    """A one-page PDF whose page content is `stream`, written out by hand (offsets and all)."""
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 4 0 R >>",
+        b"<< /Length %d %s>>\nstream\n" % (len(stream), filters.encode()) + stream + b"\nendstream",
+    ]
+    out = bytearray(b"%PDF-1.7\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
+
+
+def deflated_twice(megabytes: int, level: int) -> bytes:
+    """`megabytes` MB of spaces deflated, and the result deflated again (1.5 GB fits in 3 KB)."""
+    deflate = zlib.compressobj(level)
+    chunk = b" " * (1024 * 1024)
+    once = b"".join(deflate.compress(chunk) for _ in range(megabytes)) + deflate.flush()
+    return zlib.compress(once, 9)
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def test_a_pdf_deflate_bomb_is_stopped_at_the_memory_limit_in_the_child(qtbot):
+    megabytes, memory = (1536, 512) if FULL else (400, 256)
+    data = pdf_with_stream(deflated_twice(megabytes, 9 if FULL else 1), "/Filter [/FlateDecode /FlateDecode] ")
+    assert len(data) < (4_000 if FULL else 8_000)
+    registry = registry_with(PdfRenderer(memory_mb=memory))
+    before_rss, before = peak_rss_mb(), children()
+    view = shown(qtbot, ResourceContent.from_bytes("docs://bomb.pdf", "application/pdf", data), registry)
+    assert view.kind == "hex"
+    assert f"The PDF could not be rendered: it needed more than {memory} MB" in view.note_label.text()
+    assert view.shown_text().startswith("00000000  25 50 44 46")  # the bytes are a page away: %PDF
+    assert peak_rss_mb() - before_rss < 200, "the studio itself never held the inflated stream"
+    assert children() <= before
+
+
+def test_a_pdf_of_endless_drawing_is_killed_at_the_deadline_and_reported(qtbot):
+    count = scaled(300_000, 700_000)  # 700,000 operators: 13 MB, still drawing after 91 s
+    operators = b"".join(b"%d %d m %d %d l S\n" % (i % 200, i * 7 % 200, i * 13 % 200, i * 3 % 200)
+                         for i in range(count))  # fmt: skip
+    seconds = 10.0 if FULL else 1.0
+    registry = registry_with(PdfRenderer(seconds=seconds))
+    before = children()
+    view = shown(qtbot, ResourceContent.from_bytes("docs://ops.pdf", "application/pdf", pdf_with_stream(operators)),
+                 registry)  # fmt: skip
+    assert f"The PDF could not be rendered: it took more than {seconds:g} s to render" in view.note_label.text()
+    assert view.kind == "hex" and children() <= before
+    # The next PDF renders: no lock or thread is left held by the killed one.
+    line = pdf_with_stream(b"0 0 m 9 9 l S")
+    small = shown(qtbot, ResourceContent.from_bytes("docs://ok.pdf", "application/pdf", line))
+    assert small.kind == "pdf" and len(small.page("pdf").page_labels) == 1
+
+
 # -- Never stuck on "loading" ---------------------------------------------------
 
 
