@@ -120,6 +120,68 @@ def test_html_embedded_in_markdown_is_counted_too(qtbot):
     assert_source_shown(view, source)
 
 
+# -- SVG: counted with expat, drawn in a child ---------------------------------
+
+
+def use_bomb(levels: int, fan: int = 10) -> str:
+    """Ten `<use>` of ten `<use>` of ... a rectangle: 1.8 KB at 7 levels draws 10 million rectangles."""
+    parts = ['<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="100"'
+             ' height="100"><defs><rect id="a0" width="1" height="1"/>']  # fmt: skip
+    for level in range(1, levels + 1):
+        parts.append(f'<g id="a{level}">' + f'<use xlink:href="#a{level - 1}"/>' * fan + "</g>")
+    parts.append(f'</defs><use xlink:href="#a{levels}"/></svg>')
+    return "".join(parts)
+
+
+def test_an_svg_use_fan_out_is_refused_with_the_expanded_count(qtbot):
+    source = use_bomb(scaled(6, 7))
+    view = shown(qtbot, ResourceContent.from_text("img://bomb.svg", "image/svg+xml", source))
+    assert view.kind == "svg"
+    note = view.note_label.text()
+    assert "Too complex to render: <use> and url(#...) references expand to" in note
+    assert "elements drawn; the limit is 500,000" in note
+    assert_source_shown(view, source)
+
+
+def test_an_svg_declaring_entities_is_refused_without_expanding_them(qtbot):
+    source = ('<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY a "aaaaaaaaaa">'
+              + "".join(f'<!ENTITY {c} "{("&" + p + ";") * 10}">' for p, c in zip("abcdefgh", "bcdefghi", strict=True))
+              + ']><svg xmlns="http://www.w3.org/2000/svg"><text>&i;</text></svg>')  # fmt: skip
+    view = shown(qtbot, ResourceContent.from_text("img://laughs.svg", "image/svg+xml", source))
+    assert "declares XML entities, which are refused" in view.note_label.text()
+    assert_source_shown(view, source)
+
+
+def test_an_svg_blur_over_a_large_area_is_refused_and_a_smaller_one_draws_off_the_window(qtbot):
+    def blurred(side: int, rectangles: int) -> str:
+        return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{side}" height="{side}"><filter id="f">'
+                '<feGaussianBlur stdDeviation="80"/></filter>'
+                + f'<rect width="{side}" height="{side}" fill="red" filter="url(#f)"/>' * rectangles
+                + "</svg>")  # fmt: skip
+
+    source = blurred(2000, 10)  # 7.3 s and 300 MB drawn in the studio before
+    view = shown(qtbot, ResourceContent.from_text("img://blur.svg", "image/svg+xml", source))
+    assert "filters over about" in view.note_label.text() and "the limit is 50,000,000" in view.note_label.text()
+    assert_source_shown(view, source)
+    # One blur over 1200 px: within the budget, a few tenths of a second in the child while the window answers.
+    drawn = shown(qtbot, ResourceContent.from_text("img://one.svg", "image/svg+xml", blurred(1200, 1)))
+    assert drawn.stack.currentWidget() is drawn.page("svg") and drawn.page("svg").label.pixmap().width() == 1200
+
+
+def test_an_svg_slower_than_the_deadline_is_killed_and_the_reason_shown(qtbot):
+    # 20,000 crossing line segments: within the budget's counts, but 100 s of rasterizing when filled.
+    points = " ".join(f"L{(i * 7919) % 1000 / 10:.1f} {(i * 104729) % 1000 / 10:.1f}" for i in range(20_000))
+    source = (f'<svg xmlns="http://www.w3.org/2000/svg" width="1000" height="1000" viewBox="0 0 100 100">'
+              f'<path d="M0 0 {points}" fill="red" fill-opacity="0.5"/></svg>')  # fmt: skip
+    seconds = 10.0 if FULL else 1.0
+    registry = registry_with(SvgRenderer(seconds=seconds))
+    before = children()
+    view = shown(qtbot, ResourceContent.from_text("img://slow.svg", "image/svg+xml", source), registry)
+    assert f"The SVG could not be rendered: it took more than {seconds:g} s to render" in view.note_label.text()
+    assert_source_shown(view, source[: len(view.shown_text())])
+    assert children() <= before, "the child was killed and reaped"
+
+
 # -- PDF: drawn in a child with a deadline and a memory limit -------------------
 
 
