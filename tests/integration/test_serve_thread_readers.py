@@ -1,4 +1,4 @@
-"""`serve --readers thread`: the snippet contract, hot reload, output capture, deadlines and the busy queue, in threads."""
+"""`serve --readers thread`: the snippet contract, hot reload, output capture, deadlines and busy, in threads."""
 
 from __future__ import annotations
 
