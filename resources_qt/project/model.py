@@ -72,6 +72,7 @@ class ServerSettings:
     subscriptions: bool = default("subscriptions")
     reader_timeout: float = default("reader_timeout")
     workers: int = default("workers")
+    readers: Literal["process", "thread"] = default("readers")
     memory_limit_mb: int = default("memory_limit_mb")
     page_size: int = default("page_size")
     cache_ttl_ms: int | None = default("cache_ttl_ms")
