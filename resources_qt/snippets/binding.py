@@ -15,7 +15,7 @@ from resources_qt.resource import Resource
 from resources_qt.snippets.pool import SnippetPool
 
 if TYPE_CHECKING:
-    from resources_qt.snippets.threads import SnippetReaders
+    from resources_qt.snippets.readers import SnippetReaders
 
 __all__ = ["bind_project", "configure_pool", "create_pool", "create_readers", "project_folder", "snippet_resource"]
 
