@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import pickle
 from typing import Any
 
 import pytest
@@ -15,8 +16,9 @@ from resources_qt.project import model as project_model
 from resources_qt.project.loader import loads_project
 from resources_qt.project.model import Project
 from resources_qt.project.writer import dumps_project
-from resources_qt.snippets import SnippetPool, check_snippet
+from resources_qt.snippets import SnippetPool, check_snippet, wire
 from resources_qt.snippets.kinds import INSTANCES, KINDS, RESOURCE_KINDS, SnippetKind, kind_named
+from resources_qt.snippets.protocol import EntryCall, ValueDone
 
 _ARGS: dict[str, tuple[Any, ...]] = {
     "content": ("k://one", {"id": "one"}),
@@ -135,3 +137,13 @@ def test_the_pool_refuses_a_kind_without_an_entry_or_the_wrong_arguments(pool: S
         with pytest.raises(ValidationError) as caught:
             asyncio.run(call(kind, args))
         assert caught.value.field == field
+
+
+def test_an_entry_call_and_its_value_cross_the_channels_intact() -> None:
+    call = EntryCall("k", "d", "def instances():\n    return []\n", "p", None, kind=INSTANCES, args=("a", 1))
+    assert pickle.loads(pickle.dumps(call)) == call
+    assert call.without(source=True, prelude=False).source is None
+    text = json.dumps([{"id": "é\ud800"}], ensure_ascii=False)
+    assert wire.decode(wire.encode(ValueDone(text))) == ValueDone(text)
+    with pytest.raises(wire.WireError):
+        wire.decode(wire.encode(ValueDone(text))[:-1])
