@@ -15,6 +15,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 
 from resources_qt.errors import ValidationError
 from resources_qt.live.events import DataChanged, InstancesFailed, InstancesListed, watch_kinds
+from resources_qt.notifications import Notification
 from resources_qt.project import Project, ResourceSpec
 from resources_qt.project.settings_table import settings_for
 from resources_qt.qt.engine_parts import EngineParts, build_engine, import_engine
@@ -437,23 +438,12 @@ class ServerController(QObject):
 
     # Sends reach sessions only: without an engine nothing serves, and there is no one to tell.
 
-    @Slot()
-    def send_resources_changed(self) -> None:
+    @Slot(object)
+    def notify(self, notification: Notification) -> None:
+        """Send `notification` (list_changed, or updated for a URI and maybe one session) from the server loop."""
         engine = self._engine
         if engine is not None:
-            engine.server.submit(engine.server.send_resources_changed())
-
-    @Slot(str)
-    def send_resource_updated(self, uri: str) -> None:
-        engine = self._engine
-        if engine is not None:
-            engine.server.submit(engine.server.send_resource_updated(uri))
-
-    @Slot(str, str)
-    def send_resource_updated_for_session(self, session_id: str, uri: str) -> None:
-        engine = self._engine
-        if engine is not None:
-            engine.server.submit(engine.server.send_resource_updated_for_session(session_id, uri))
+            engine.server.submit(engine.server.notify(notification))
 
     # -- preview and completion --------------------------------------------------------------
 
