@@ -2,9 +2,9 @@
 
     python tools/render_screenshots.py [PROJECT] [--out docs/screenshots] [--size 1920x1080]
 
-Opens the real window at 1280x800 (or --size, whose shots are named main_window*_1920x1080.png) on a project (the bundled example by default),
-previews a template, starts the HTTP server on a free port, connects an SDK client
-that lists, reads and subscribes, then grabs every page of the window in the light
+Opens the real window at 1280x800 (or --size; other sizes' shots are named main_window*_1920x1080.png)
+on a project (the bundled example by default), previews a template, starts the HTTP server on a free
+port, connects an SDK client that lists, reads and subscribes, then grabs every page of the window in the light
 and the dark theme (and a template's Instances tab with the builder's "Live data"
 group unfolded: main_window_live*.png). Settings and
 recovery files go to a temporary folder, so the user's own are never touched.

@@ -297,11 +297,18 @@ class ResourceEditor(QWidget):
         self.splitter.setSizes([BUILDER_WIDTH, 560, 440])
         self.side_splitter.setSizes([560, 110])
 
+    def current_code_editor(self) -> SnippetEditor:
+        """The snippet editor of the current tab."""
+        pane = self.snippet_tabs.currentWidget()
+        return pane.editor if isinstance(pane, SnippetPane) else self.snippet_editor
+
     def focus_code(self) -> None:
         """Put the keyboard focus in the snippet editor of the current tab."""
-        pane = self.snippet_tabs.currentWidget()
-        editor = pane.editor if isinstance(pane, SnippetPane) else self.snippet_editor
-        editor.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.current_code_editor().setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def focus_builder(self) -> None:
+        """Put the keyboard focus in the builder's name field (if the builder is shown), its text selected."""
+        self.builder.focus()
 
     def visible_reader_lines(self) -> float:
         """How many lines of the reader editor fit in its viewport (layout tests and the bench use it)."""

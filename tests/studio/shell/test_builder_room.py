@@ -39,7 +39,7 @@ def test_the_code_keeps_60_columns_beside_the_open_builder_at_1280x800(make_wind
     window = _example_window(make_window, qtbot, (1280, 800))
     editor = window.editor
     window.commands.builder.trigger()
-    qtbot.waitUntil(lambda: editor.form.name_edit.isVisible())
+    qtbot.waitUntil(editor.form.name_edit.isVisible)
     assert editor.builder_visible and window.commands.builder.isChecked()
     bar = editor.snippet_tabs.tabBar()
     qtbot.waitUntil(lambda: code_columns(window) >= MIN_CODE_COLUMNS, timeout=WAIT_MS)
@@ -66,7 +66,7 @@ def test_at_1920x1080_the_builder_has_its_own_column_beside_code_and_preview(mak
     window = _example_window(make_window, qtbot, (1920, 1080))
     editor = window.editor
     editor.set_builder_visible(True)
-    qtbot.waitUntil(lambda: editor.form.name_edit.isVisible())
+    qtbot.waitUntil(editor.form.name_edit.isVisible)
     assert not editor.builder.in_tab and editor.preview.isVisible()
     assert code_columns(window) >= MIN_CODE_COLUMNS + 20
     assert tabs_read_whole(editor.snippet_tabs.tabBar())
