@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from typing import cast
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFormLayout, QGridLayout, QLayout, QLayoutItem, QWidget
@@ -18,7 +19,8 @@ def _items(layout: QLayout) -> list[QLayoutItem]:
                 if (item := layout.itemAt(row, role)) is not None]  # fmt: skip
     items = [item for index in range(layout.count()) if (item := layout.itemAt(index)) is not None]
     if isinstance(layout, QGridLayout):
-        places = {id(item): layout.getItemPosition(index)[:2] for index, item in enumerate(items)}
+        places = {id(item): cast("tuple[int, int, int, int]", layout.getItemPosition(index))[:2]
+                  for index, item in enumerate(items)}  # fmt: skip
         items.sort(key=lambda item: places[id(item)])
     return items
 
