@@ -95,6 +95,9 @@ class CatalogueView(QWidget):
         self.filter_edit.setObjectName("catalogueFilter")
         self.filter_edit.setPlaceholderText("Filter by name, address or MIME type")
         self.filter_edit.setClearButtonEnabled(True)
+        self.filter_edit.setAccessibleName("Filter the catalogue")
+        self.filter_edit.setAccessibleDescription("Shows only the resources whose name, address or MIME type "
+                                                  "contains the text")  # fmt: skip
         self.filter_edit.addAction(
             studio_icon("filter", QStyle.StandardPixmap.SP_FileDialogContentsView),
             QLineEdit.ActionPosition.LeadingPosition,
@@ -106,8 +109,14 @@ class CatalogueView(QWidget):
         self.template_proxy = self._proxy(self.template_model)
         self.resource_list = _List("resourceList", self)
         self.resource_list.setModel(self.resource_proxy)
+        self.resource_list.setAccessibleName("Resources")
+        self.resource_list.setAccessibleDescription("The project's direct resources: name and MIME type; "
+                                                    "the selected one is edited")  # fmt: skip
         self.template_list = _List("templateList", self)
         self.template_list.setModel(self.template_proxy)
+        self.template_list.setAccessibleName("Templates")
+        self.template_list.setAccessibleDescription("The project's resource templates: name and MIME type; "
+                                                    "the selected one is edited")  # fmt: skip
         self._resource_label = QLabel(self)
         self._template_label = QLabel(self)
 

@@ -7,7 +7,7 @@ import time
 from dataclasses import replace
 
 from PySide6.QtCore import QByteArray, QEvent, Qt, Signal, Slot
-from PySide6.QtGui import QIcon, QResizeEvent
+from PySide6.QtGui import QIcon, QResizeEvent, QTextDocumentFragment
 from PySide6.QtWidgets import (
     QLabel,
     QSplitter,
@@ -43,6 +43,16 @@ _INSTANCES_TEMPLATE_TIP = (
     "def instances(): the concrete URIs of this template that resources/list shows. Each item is a dict of\n"
     "the template's variables (optional: name, title, description, mime_type, size, annotations) or a URI."
 )
+
+
+_HEADINGS = (
+    "<code>def read(uri, params)</code> returns text, bytes, JSON-able data or <code>ResourceContent</code>",
+    "<code>def complete(name, value, context)</code> suggests values for a template variable (optional)",
+    "<code>def instances()</code> lists the template's concrete URIs in resources/list (optional)",
+    "Code shared by every snippet of the project: imports, helpers, data",
+)
+"""The snippet tabs' headings (Reader, Completions, Instances, Prelude), also their editors' descriptions."""
+_CODE_NAMES = ("Reader snippet", "Completions snippet", "Instances snippet", "Prelude")
 
 
 def instances_placeholder(variables: list[str]) -> str:
@@ -84,8 +94,7 @@ class ResourceEditor(QWidget):
         # -- code ------------------------------------------------------------------------
         # Short headings: every line of text above the editor is a line of code fewer.
         self.reader_pane = SnippetPane(
-            heading="<code>def read(uri, params)</code> returns text, bytes, JSON-able data or "
-            "<code>ResourceContent</code>",
+            heading=_HEADINGS[0],
             placeholder="def read(uri, params):\n    return f'Hello from {uri}'",
             function="read",
             required=True,
@@ -93,8 +102,7 @@ class ResourceEditor(QWidget):
             parent=self,
         )
         self.complete_pane = SnippetPane(
-            heading="<code>def complete(name, value, context)</code> suggests values for a template variable "
-            "(optional)",
+            heading=_HEADINGS[1],
             placeholder="def complete(name, value, context):\n    return [v for v in VALUES if v.startswith(value)]",
             function="complete",
             required=False,
@@ -102,8 +110,7 @@ class ResourceEditor(QWidget):
             parent=self,
         )
         self.instances_pane = SnippetPane(
-            heading="<code>def instances()</code> lists the template's concrete URIs in resources/list "
-            "(optional)",
+            heading=_HEADINGS[2],
             placeholder=instances_placeholder([]),
             function="instances",
             required=False,
@@ -111,13 +118,17 @@ class ResourceEditor(QWidget):
             parent=self,
         )
         self.prelude_pane = SnippetPane(
-            heading="Code shared by every snippet of the project: imports, helpers, data",
+            heading=_HEADINGS[3],
             placeholder="import json\n\nDATA = {...}",
             function=None,
             required=False,
             object_name="preludeEditor",
             parent=self,
         )
+        panes = (self.reader_pane, self.complete_pane, self.instances_pane, self.prelude_pane)
+        for pane, name, heading in zip(panes, _CODE_NAMES, _HEADINGS, strict=True):
+            pane.editor.setAccessibleName(name)
+            pane.editor.setAccessibleDescription(QTextDocumentFragment.fromHtml(heading).toPlainText())
         self.snippet_editor = self.reader_pane.editor
         self.snippet_status = self.reader_pane.status
         self.complete_editor = self.complete_pane.editor
