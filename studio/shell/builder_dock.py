@@ -158,6 +158,7 @@ class BuilderDock(QObject):
     def focus(self) -> None:
         """Put the keyboard focus in the name field, its text selected: typing renames the resource."""
         if self.shown:
+            self.form_scroll.ensureWidgetVisible(self.form.name_edit)  # the form may be scrolled down
             self.form.name_edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
             self.form.name_edit.selectAll()
 

@@ -43,6 +43,8 @@ def focused() -> QWidget | None:
 def _type_a_name(qtbot, window: MainWindow, name: str) -> None:
     name_edit = window.editor.form.name_edit
     qtbot.waitUntil(lambda: focused() is name_edit, timeout=WAIT_MS)
+    viewport = window.editor.form_scroll.viewport()
+    assert viewport.rect().contains(name_edit.mapTo(viewport, QPoint(0, 0))), "the name field is out of sight"
     qtbot.keyClicks(focused(), name)
     window.editor.flush()
 
@@ -72,7 +74,8 @@ def test_adding_a_resource_or_template_puts_the_focus_in_the_builders_name_field
         spec = window.document.peek(name)
         assert spec is not None and spec.is_template == template, (how, window.document.names())
         assert window.catalogue.current_name == name
-        editor.focus_code()  # the next add starts from the code again
+        editor.focus_code()  # the next add starts from the code again, the form scrolled down
+        editor.form_scroll.verticalScrollBar().setValue(editor.form_scroll.verticalScrollBar().maximum())
         qtbot.waitUntil(lambda: focused() is editor.snippet_editor)
     readers = [window.document.peek(name).reader for name in window.document.names()]
     assert reader in readers and not any(name in text for text in readers for _, _, name, _ in ways)
