@@ -44,10 +44,11 @@ def http_url(host: str, port: int) -> str:
     return f"http://{host}:{port if port > 0 else 'PORT'}/mcp"
 
 
-def server_key(name: str) -> str:
-    """A config key for the server: lower-case words joined by dashes ("Support Desk" -> "support-desk")."""
+def server_key(name: str, *, fallback: str = COMMAND) -> str:
+    """A config key for the server: lower-case words joined by dashes ("Support Desk" -> "support-desk");
+    `fallback` for a name with no letters or digits."""
     key = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
-    return key or "resource-studio"
+    return key or fallback
 
 
 def client_configurations(
@@ -61,7 +62,8 @@ def client_configurations(
     """Configuration snippets by label: `mcpServers` style (Claude Desktop, Claude Code, Cursor) and
     VS Code's `servers` style, for Streamable HTTP at `url` and for stdio via `resource-studio serve`
     (`command` defaults to `studio_command()`)."""
-    key = server_key(server_name)
+    # A name without letters or digits is keyed by the project's file, so two such projects differ.
+    key = server_key(server_name, fallback=server_key(Path(project_path).stem) if project_path else COMMAND)
     http: dict[str, object] = {"type": "http", "url": url or http_url("127.0.0.1", 8765)}
     if token:
         http["headers"] = {"Authorization": f"Bearer {token}"}
@@ -108,16 +110,20 @@ class ClientConfigView(QWidget):
         self.format_combo = QComboBox(self)
         self.format_combo.setObjectName("clientConfigFormat")
         self.format_combo.setToolTip("Which client and transport to configure")
+        self.format_combo.setAccessibleName("Client and transport")
         self.copy_button = QToolButton(self)
         self.copy_button.setObjectName("copyClientConfigButton")
         self.copy_button.setIcon(icon("copy"))
         self.copy_button.setToolTip("Copy this configuration to the clipboard")
+        self.copy_button.setAccessibleName("Copy the configuration")
         self.text = QPlainTextEdit(self)
         self.text.setObjectName("clientConfigText")
         self.text.setReadOnly(True)
         self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.text.setToolTip("Paste this into the client's MCP configuration")
+        self.text.setAccessibleName("Client configuration")
+        self.text.setAccessibleDescription("JSON to paste into the client's MCP configuration")
         row = QHBoxLayout()
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self.format_combo, 1)

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 from resources_qt.notifications import ListChanged, Updated, can_send
 from studio.look.icons import icon
 from studio.serving.client_config import ClientConfigView
+from studio.serving.elided_label import ElidedLabel
 from studio.serving.sessions_view import SessionsModel, SessionsView
 
 __all__ = ["ServerPanel"]
@@ -79,12 +80,16 @@ class ServerPanel(QWidget):
         self.host_edit = QLineEdit("127.0.0.1")
         self.host_edit.setObjectName("httpHost")
         self.host_edit.setToolTip("Address to listen on; a non-loopback address requires a token")
+        self.host_edit.setAccessibleName("Address")
+        self.host_edit.setAccessibleDescription("The address to listen on; a non-loopback address requires a token")
         self.port_spin = QSpinBox()
         self.port_spin.setObjectName("httpPort")
         self.port_spin.setRange(0, 65535)
         self.port_spin.setValue(8765)
         self.port_spin.setSpecialValueText("any free")
         self.port_spin.setToolTip("TCP port (0: pick any free port)")
+        self.port_spin.setAccessibleName("Port")
+        self.port_spin.setAccessibleDescription("The TCP port to listen on; 0 picks any free port")
         self.token_edit = QLineEdit()
         self.token_edit.setObjectName("httpToken")
         self.token_edit.setEchoMode(QLineEdit.EchoMode.Password)
@@ -111,6 +116,7 @@ class ServerPanel(QWidget):
         self.copy_url_button.setObjectName("copyUrlButton")
         self.copy_url_button.setIcon(icon("copy"))
         self.copy_url_button.setToolTip("Copy the server URL")
+        self.copy_url_button.setAccessibleName("Copy the server URL")
         self.copy_url_button.setAutoRaise(True)
         self.transports_label = QLabel("")
         self.transports_label.setObjectName("servedTransports")
@@ -158,11 +164,15 @@ class ServerPanel(QWidget):
         http_layout.addWidget(self.transports_label)
         http_layout.addLayout(caps)
         http_layout.addWidget(self.announce_check)
-        http_layout.addStretch(1)
 
         # -- sessions and notifications ------------------------------------------------------
         self.sessions_view = SessionsView(sessions)
         self.sessions_view.setMinimumHeight(70)
+        self.sessions_view.setAccessibleName("Sessions")
+        self.sessions_view.setAccessibleDescription(
+            "Connected clients: client, protocol, transport, when it connected and its subscriptions; "
+            "select one to send it an update on its own"
+        )
         self.notify_uri = QComboBox()
         self.notify_uri.setObjectName("notifyUri")
         self.notify_uri.setEditable(True)
@@ -175,6 +185,8 @@ class ServerPanel(QWidget):
         self.notify_uri.setToolTip(
             "A resource URI: every subscribed URI, the direct resources and the templates' samples are listed"
         )
+        self.notify_uri.setAccessibleName("URI to notify")
+        self.notify_uri.setAccessibleDescription("The resource URI that Updated and To selected announce")
         self.notify_uri.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.notify_uri.setMinimumContentsLength(16)
         self.notify_updated_button = QPushButton(icon("notify-updated"), "Updated")
@@ -192,10 +204,12 @@ class ServerPanel(QWidget):
         self.notify_list_button.setToolTip(
             "Send notifications/resources/list_changed to every session (Ctrl+Shift+L)"
         )
-        self.notify_result = QLabel()
+        # One line, always there (cut with its tooltip when long): a result appearing moves nothing.
+        self.notify_result = ElidedLabel()
         self.notify_result.setObjectName("notifyResult")
         self.notify_result.setStyleSheet("color: palette(placeholder-text);")
-        # Why a notify button is disabled and what enables it, next to the buttons.
+        # Why a notify button is disabled and what enables it, above the URI: what comes and goes there only
+        # moves the table's bottom edge, never the row of buttons under the pointer.
         self.notify_hint = QLabel()
         self.notify_hint.setObjectName("notifyHint")
         self.notify_hint.setWordWrap(True)
@@ -207,9 +221,9 @@ class ServerPanel(QWidget):
         sessions_box = QGroupBox("Sessions and notifications")
         sessions_layout = QVBoxLayout(sessions_box)
         sessions_layout.addWidget(self.sessions_view, 1)
+        sessions_layout.addWidget(self.notify_hint)
         sessions_layout.addWidget(self.notify_uri)
         sessions_layout.addLayout(buttons)
-        sessions_layout.addWidget(self.notify_hint)
         sessions_layout.addWidget(self.notify_result)
 
         # -- client configurations ---------------------------------------------------------
@@ -220,12 +234,19 @@ class ServerPanel(QWidget):
         config_layout = QVBoxLayout(config_box)
         config_layout.addWidget(self.client_config)
 
-        # Side by side in a wide bottom dock, stacked in a narrow side dock.
+        # The endpoint over the client configuration at the left, the sessions taking the rest of the
+        # page: no column left mostly empty, whatever the window's size. Stacked in a narrow dock.
+        http_box.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+        left = QWidget(self)
+        left.setObjectName("serverPanelLeft")
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(http_box)
+        left_layout.addWidget(config_box, 1)
         self._boxes = QBoxLayout(QBoxLayout.Direction.LeftToRight, self)
         self._boxes.setContentsMargins(4, 4, 4, 4)
-        self._boxes.addWidget(http_box, 3)
-        self._boxes.addWidget(sessions_box, 5)
-        self._boxes.addWidget(config_box, 3)
+        self._boxes.addWidget(left, 2)
+        self._boxes.addWidget(sessions_box, 3)
 
         self.start_button.clicked.connect(self._on_start_clicked)
         self.host_edit.textChanged.connect(self._on_endpoint_changed)

@@ -142,13 +142,18 @@ def test_a_refused_value_from_the_file_is_marked_and_other_edits_still_apply(qtb
     assert document.project.server.workers == 8 and view.errors == {}
 
 
-def test_fields_line_up_in_one_column_of_a_readable_width_in_a_wide_window(qtbot, document):
+def test_fields_line_up_in_their_columns_of_a_readable_width_in_a_wide_window(qtbot, document):
     view = make(qtbot, document)
     view.resize(1280, 800)
     qtbot.waitExposed(view)
     qtbot.waitUntil(lambda: view.field("name").width() > 0)
     widgets = [view.field(item.name) for item in fields(ServerSettings)]
-    lefts = {widget.mapTo(view, widget.rect().topLeft()).x() for widget in widgets}
-    assert len(lefts) == 1, f"fields start at {sorted(lefts)}: the groups' label columns differ"
+
+    def lefts() -> set[int]:
+        return {widget.mapTo(view, widget.rect().topLeft()).x() for widget in widgets}
+
+    # The groups share the width in columns (issue 23: a wide window is used); within one, the fields line up.
+    assert view.column_count >= 2
+    qtbot.waitUntil(lambda: len(lefts()) == view.column_count)
     name = view.field("name")
     assert name.width() < view.width() * 0.6, f"a one-line field {name.width()} px wide in a {view.width()} px view"
