@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 from mcp.shared.exceptions import MCPError
 from PySide6.QtCore import QPoint, Qt
-from studio.document.project_files import bundled_example
 
 from resources_qt.server.events import SessionInfo
 from studio.serving.elided_label import ElidedLabel
 from studio.serving.sessions_view import SessionsModel
 from studio.serving.traffic_log import TrafficModel
+from studio.shell.project_files import bundled_example
 
 WAIT_MS = 15_000
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from helpers.accessibility import accessible_description, accessible_name, focusable_widgets, name_coverage
 from PySide6.QtWidgets import QWidget
-from studio.document.project_files import bundled_example
 
 from studio.shell.main_window import MainWindow
+from studio.shell.project_files import bundled_example
 
 WAIT_MS = 15_000
 REQUIRED = 0.95

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QTabBar
-from studio.document.project_files import bundled_example
 
 from studio.shell.main_window import MainWindow
+from studio.shell.project_files import bundled_example
 from studio.shell.resource_editor import MIN_CODE_COLUMNS
 
 WAIT_MS = 15_000

@@ -12,11 +12,11 @@ import itertools
 import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QApplication, QWidget
-from studio.document.project_files import bundled_example
 
 from studio.look.theme import apply_theme, focus_frame_color
 from studio.shell.focus_panes import FOCUS_FRAME_WIDTH
 from studio.shell.main_window import MainWindow
+from studio.shell.project_files import bundled_example
 
 WAIT_MS = 15_000
 CTRL_SHIFT = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier

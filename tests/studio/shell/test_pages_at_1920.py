@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from PySide6.QtCore import QRect, Qt
 from PySide6.QtWidgets import QGroupBox, QWidget
-from studio.document.project_files import bundled_example
 
 from studio.shell.main_window import MainWindow
+from studio.shell.project_files import bundled_example
 
 
 def _example_window(make_window, qtbot) -> MainWindow:
