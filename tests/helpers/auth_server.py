@@ -171,14 +171,26 @@ def _handler(state: AuthServer) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+_FIRST_KEYS: dict[str, SigningKey] = {}
+
+
+def _first_key(alg: str) -> SigningKey:
+    """Each algorithm's first key, made once per process (an RSA key takes up to a few hundred ms)."""
+    kept = _FIRST_KEYS.get(alg)
+    if kept is None:
+        kept = _FIRST_KEYS[alg] = SigningKey.make(alg)
+    return SigningKey(kept.kid, kept.alg, kept.private)
+
+
 @contextlib.contextmanager
 def running_auth_server(*algorithms: str) -> Iterator[AuthServer]:
     """A stand-in on a free 127.0.0.1 port with one published key per algorithm (RS256 when none given)."""
-    state = AuthServer(keys=[SigningKey.make(alg) for alg in (algorithms or ("RS256",))])
+    state = AuthServer(keys=[_first_key(alg) for alg in (algorithms or ("RS256",))])
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
     httpd.daemon_threads = True
     state.port = httpd.server_address[1]
-    thread = threading.Thread(target=httpd.serve_forever, name="auth-stand-in", daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="auth-stand-in",
+                              daemon=True)
     thread.start()
     try:
         yield state
