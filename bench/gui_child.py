@@ -196,7 +196,7 @@ async def keystroke_complete(app: QApplication, window: Any, cycles: int) -> Non
         raise RuntimeError("no completing snippetEditor in the main window")
     editor.completion.enabled = not os.environ.get(NO_COMPLETION_ENV)
     if editor.completion.enabled:  # as when the user clicks into the editor before typing
-        from studio.code.code_completion import CompletionWorker
+        from studio.analysis.worker import CompletionWorker
 
         editor.completion.prepare()
         deadline = time.monotonic() + 30

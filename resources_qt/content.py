@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import json
 import json.encoder
 from collections.abc import Callable, Mapping, Sequence
@@ -239,9 +240,18 @@ def to_contents(value: object, *, uri: str, mime_type: str = "") -> list[Resourc
             carries none.
 
     Raises:
-        ReaderFailedError: the reader returned `None`, empty bytes or a value
-            that is neither content, text, bytes nor JSON-able (-32000).
+        ReaderFailedError: the reader returned `None`, empty bytes, a value
+            that is neither content, text, bytes nor JSON-able, or text that
+            is not valid Unicode (a lone surrogate, which no JSON text can
+            carry) (-32000).
     """
+    contents = _contents(value, uri=uri, mime_type=mime_type)
+    for content in contents:
+        _check_unicode(content, uri=uri)
+    return contents
+
+
+def _contents(value: object, *, uri: str, mime_type: str) -> list[ResourceContent]:
     if value is None:
         raise ReaderFailedError(f"Resource reader returned None for URI: {uri}", data={"uri": uri})
     if isinstance(value, ResourceContent):
@@ -265,6 +275,25 @@ def to_contents(value: object, *, uri: str, mime_type: str = "") -> list[Resourc
         ) from exc
     json_mime = mime_type if mime_type.endswith("json") else JSON_MIME
     return [ResourceContent(uri, json_mime, text=text)]
+
+
+def _check_unicode(content: ResourceContent, *, uri: str) -> None:
+    # Checked here, not when the answer is serialized: there a lone surrogate is a -32603 with a traceback.
+    fields = [("text", content.text), ("URI", content.uri), ("MIME type", content.mime_type)]
+    if content.meta:
+        with contextlib.suppress(TypeError, ValueError):  # not JSON at all: the SDK's model says so itself
+            fields.append(("_meta", dump_json(content.meta)))
+    for what, text in fields:
+        if text is None or text.isascii():  # O(1) in CPython: most text is never encoded here
+            continue
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ReaderFailedError(
+                f"Resource reader returned {'text' if what == 'text' else f'a content {what}'} that is not valid "
+                f"Unicode (a lone surrogate U+{ord(text[exc.start]):04X} at index {exc.start}) for URI: {uri}",
+                data={"uri": uri, "index": exc.start},
+            ) from None
 
 
 def _is_content_list(value: object) -> TypeGuard[Sequence[ResourceContent]]:

@@ -64,8 +64,8 @@ def run_app(
     from resources_qt.qt.gc_guard import GuiThreadCollector
     from studio.look.icons import icon
     from studio.look.theme import apply_theme
+    from studio.preferences.settings import StudioSettings
     from studio.shell.main_window import MainWindow
-    from studio.shell.settings import StudioSettings
 
     existing = QApplication.instance()
     app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])

@@ -71,9 +71,9 @@ def main(argv: list[str] | None = None) -> int:
 
     app = QApplication([sys.argv[0]])
     app.setApplicationName("Resource Studio")
-    from studio.document.project_files import bundled_example
     from studio.look.icons import icon
     from studio.shell.main_window import MainWindow, UnsavedChoice
+    from studio.shell.project_files import bundled_example
 
     app.setWindowIcon(icon("app"))
     out = Path(options.out)

@@ -10,6 +10,7 @@ from PySide6.QtCore import QObject, Signal
 
 from resources_qt.project import Project
 from resources_qt.testing.runner import (
+    DEFAULT_DEADLINE,
     ERAS,
     RunError,
     TestCase,
@@ -21,8 +22,8 @@ from resources_qt.testing.runner import (
 from resources_qt.testing.snapshots import SnapshotStore, snapshot_dir_for
 
 __all__ = [
-    "ERAS", "SnapshotStore", "TestCase", "TestResult", "TestsWorker", "cases_of_resource", "collect_tests",
-    "snapshot_dir_for",
+    "DEFAULT_DEADLINE", "ERAS", "SnapshotStore", "TestCase", "TestResult", "TestsWorker", "cases_of_resource",
+    "collect_tests", "snapshot_dir_for",
 ]
 
 logger = logging.getLogger(__name__)
@@ -63,8 +64,13 @@ class TestsWorker(QObject):
         *,
         snapshots: SnapshotStore | None,
         era: str = ERAS[0],
+        deadline: float = DEFAULT_DEADLINE,
     ) -> None:
-        """Run `cases` against `project` (a copy the caller will not change) in the background, in `era`."""
+        """Run `cases` against `project` (a copy the caller will not change) in the background, in `era`.
+
+        Each test's `matches` search gets `deadline` seconds, as in `resource-studio test`: past it the
+        search process is killed and the test fails saying it timed out, so no pattern stalls the run.
+        """
         if self.is_running:
             raise RuntimeError("a test run is already under way")
         self._cancelled = threading.Event()
@@ -75,7 +81,7 @@ class TestsWorker(QObject):
             error = ""
             try:
                 run_tests(project, cases, eras=(era,), snapshots=snapshots, on_result=self._deliver,
-                          cancelled=cancelled)
+                          cancelled=cancelled, deadline=deadline)
             except RunError as exc:
                 error = str(exc)
             except Exception as exc:  # a crash of the run must end it visibly, not kill the thread silently

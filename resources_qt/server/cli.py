@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from resources_qt.address import parse_http_address
+from resources_qt.bus.cli import BUS_PASSWORD_FILE_HELP, BUS_PASSWORD_HELP, bus_password
 from resources_qt.bus.redis_bus import RedisBus
 from resources_qt.bus.urls import BUS_ENV, BusDependencyError, default_channel, redact
 from resources_qt.live import LiveData
@@ -22,7 +23,7 @@ from resources_qt.server.engine import ResourceServer
 from resources_qt.server.events import ServerEvent, ServerFailed, TransportStopped
 from resources_qt.server.factory import build_server
 from resources_qt.server.logtext import EscapingFormatter
-from resources_qt.server.output_writer import OutputWriter
+from resources_qt.server.output_writer import MAX_OUTPUT_FILE_BYTES, OutputFile, OutputWriter
 from resources_qt.snippets import bind_project, create_pool, snippet_resource
 
 __all__ = ["build_parser", "parse_address", "serve_main"]
@@ -58,16 +59,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--bus",
         metavar="URL",
         help=f"share notifications with the other replicas through Redis: redis://[:PASSWORD@]HOST:PORT/DB "
-        f"or rediss://... (default ${BUS_ENV})",
+        f"or rediss://... (default ${BUS_ENV}). {BUS_PASSWORD_HELP}",
     )
+    parser.add_argument("--bus-password-file", metavar="FILE", help=BUS_PASSWORD_FILE_HELP)
     parser.add_argument(
         "--bus-channel", metavar="NAME", help="the bus channel (default: resource-studio: + the server name)"
     )
     parser.add_argument(
         "--snippet-output",
         metavar="FILE",
-        help="where what snippets print goes: a file (appended), or 'off' (default: stderr, one line per printed "
-        "line, prefixed with the resource and the URI read)",
+        help="where what snippets print goes: a file (appended; not through a symbolic link; moved to FILE.1 "
+        f"before it passes {MAX_OUTPUT_FILE_BYTES // (1024 * 1024)} MiB), or 'off' (default: stderr). One line per "
+        "printed line, '[resource uri] stdout: text', with control characters, backslashes and what a shell acts "
+        "on ($ ` ; & | < >) written as \\xNN escapes",
     )
     parser.add_argument(
         "--log-level", default="warning", choices=["debug", "info", "warning", "error"], help="stderr log level"
@@ -199,29 +203,32 @@ def serve_main(argv: Sequence[str]) -> int:
             output_sink.close()
 
 
-def _open_output_sink(where: str | None) -> TextIO | None:
+def _open_output_sink(where: str | None) -> TextIO | OutputFile | None:
     """stderr by default (stdout is the protocol's with --stdio), a file appended to, or None for 'off'."""
     if where is None:
         return sys.stderr
     if where == "off":
         return None
-    return open(where, "a", encoding="utf-8")  # kept open while serving, closed at exit
+    return OutputFile(where)  # kept open while serving, closed at exit; OutputFileError says why not
 
 
 def _make_bus(args: argparse.Namespace, server_name: str) -> RedisBus | None:
     """The RedisBus `--bus` (or $RESOURCE_STUDIO_BUS) asks for, not started; None without one."""
     url = args.bus or os.environ.get(BUS_ENV) or None
     if url is None:
-        if args.bus_channel:
-            raise _UsageError(f"--bus-channel needs --bus (or ${BUS_ENV})")
+        for flag, given in (("--bus-channel", args.bus_channel), ("--bus-password-file", args.bus_password_file)):
+            if given:
+                raise _UsageError(f"{flag} needs --bus (or ${BUS_ENV})")
         return None
     try:
+        password = bus_password(args.bus, args.bus_password_file, warn=logger.warning)
         channel = args.bus_channel or default_channel(server_name)
-        return RedisBus(url, channel=channel)
+        return RedisBus(url, channel=channel, password=password)
     except BusDependencyError as exc:
         raise _UsageError(f"--bus: {exc}") from None
     except ValueError as exc:
-        raise _UsageError(f"--bus: {exc}") from None
+        source = "--bus" if args.bus else f"${BUS_ENV}"
+        raise _UsageError(str(exc) if str(exc).startswith("--") else f"{source}: {exc}") from None
 
 
 def _settle_heap() -> None:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast, runtime_checkable
 
-from resources_qt.collection import ChangeKind, Resources
+from resources_qt.collection import ChangeKind, Resources, ascii_uri
+from resources_qt.errors import ValidationError
 from resources_qt.resource import Resource
 
 if TYPE_CHECKING:
@@ -19,17 +20,25 @@ __all__ = [
     "DEFAULT_MAX_BYTES",
     "DEFAULT_MAX_ENTRIES",
     "MAX_ENTRY_BYTES",
+    "Identity",
     "Lookup",
     "ReadCache",
     "Ticket",
     "VersionedReader",
+    "answer_bytes",
     "connect_read_cache",
+    "text_bytes",
 ]
 
 DEFAULT_MAX_ENTRIES = 1024
 DEFAULT_MAX_BYTES = 32 * 1024 * 1024
 MAX_ENTRY_BYTES = 1024 * 1024
 """A larger answer is never kept: a handful of them would push everything else out."""
+
+Identity = tuple[int, tuple[tuple[str, str | tuple[str, ...]], ...]]
+"""What a URI reads, as the resolver sees it: the resource (by id, held alive by the entry) and the
+percent-decoded template values. Every spelling of one resource (`%31` for `1`, `café` for `caf%C3%A9`)
+has the same identity, so an `updated` for any of them drops all of them."""
 
 @runtime_checkable
 class VersionedReader(Protocol):
@@ -48,6 +57,7 @@ class Ticket:
     collection_version: int
     reader_version: object
     generation: int
+    identity: Identity
 
 
 class Lookup(NamedTuple):
@@ -70,14 +80,18 @@ class _Entry:
 
 
 class ReadCache:
-    """A bounded (entries and bytes) map of concrete URI -> a read's answer, valid within the resource's TTL.
+    """A bounded (entries and UTF-8 bytes) map of concrete URI -> a read's answer, valid within the resource's TTL.
 
     An entry is used only while the resource that produced it is still the one
     the URI resolves to, the collection has not changed (its version covers
     adds, removes, replaces and renames), and the reader's content version
     (the snippet prelude) is the same. `invalidate(uri)` and `clear()` drop
     entries and also refuse stores of reads that were already running, so an
-    answer computed before a change is never kept after it. Thread-safe.
+    answer computed before a change is never kept after it. Entries are kept
+    per URI as the client spelt it (each answer names that URI) and grouped by
+    what the URI resolves to: once `connect_read_cache` bound the collection,
+    `invalidate(uri)` resolves `uri` as a read does and drops every spelling
+    of that resource. Thread-safe.
     """
 
     def __init__(
@@ -94,6 +108,8 @@ class ReadCache:
         self._clock = clock
         self._lock = threading.Lock()
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
+        self._by_identity: dict[Identity, set[str]] = {}
+        self._resources: Resources | None = None
         self._bytes = 0
         self._generation = 0
         self.hits = 0
@@ -129,7 +145,9 @@ class ReadCache:
                     return Lookup(entry.value, None, max(1, int((entry.expires - now) * 1000.0)))
                 self._drop_locked(uri)
             self.misses += 1
-            return Lookup(None, Ticket(uri, resource, collection_version, reader_version, self._generation), 0)
+            generation = self._generation
+        ticket = Ticket(uri, resource, collection_version, reader_version, generation, _identity(uri, resource))
+        return Lookup(None, ticket, 0)
 
     def _reader_version(self, resource: Resource) -> object:
         reader = resource.reader
@@ -142,8 +160,16 @@ class ReadCache:
         return cast(VersionedReader, reader).content_version() if versioned else None
 
     def store(self, ticket: Ticket, value: Any, *, ttl_ms: int, size: int) -> bool:
-        """Keep `value` for `ttl_ms` unless something was invalidated since `ticket`; True if kept."""
-        if ttl_ms <= 0 or size > MAX_ENTRY_BYTES or size > self.max_bytes:
+        """Keep `value` for `ttl_ms` unless something was invalidated since `ticket`; True if kept.
+
+        `size` is the caller's measure; for a `ReadResourceResult` the cache also
+        counts the UTF-8 bytes of its contents and keeps the larger, so the bounds
+        hold in bytes even for a caller that counted characters (an emoji is one
+        character and four bytes).
+        """
+        limit = min(MAX_ENTRY_BYTES, self.max_bytes)
+        size = max(size, answer_bytes(value, limit=limit))
+        if ttl_ms <= 0 or size > limit:
             return False
         expires = self._clock() + ttl_ms / 1000.0
         with self._lock:
@@ -151,17 +177,37 @@ class ReadCache:
                 return False
             self._drop_locked(ticket.uri)
             self._entries[ticket.uri] = _Entry(ticket, expires, value, size)
+            self._by_identity.setdefault(ticket.identity, set()).add(ticket.uri)
             self._bytes += size
             while len(self._entries) > self.max_entries or self._bytes > self.max_bytes:
                 oldest = next(iter(self._entries))
                 self._drop_locked(oldest)
             return True
 
+    def bind(self, resources: Resources | None) -> None:
+        """Resolve invalidated URIs in `resources` (None: only the URI as given and its ASCII form drop)."""
+        self._resources = resources
+
     def invalidate(self, uri: str) -> None:
-        """Forget `uri` (an `updated` notification for it, say)."""
+        """Forget `uri` and every other spelling of what it reads (an `updated` notification for it, say)."""
         with self._lock:
-            self._generation += 1
+            self._generation += 1  # from here on, no read that started before is kept
             self._drop_locked(uri)
+            self._drop_locked(ascii_uri(uri))
+            resources = self._resources if self._by_identity else None  # nothing kept: no resolution to pay for
+        if resources is None:
+            return
+        # Resolved outside the lock: the collection calls into the cache with its own lock held.
+        try:
+            match = resources.resolve(uri)  # the read's own resolution: the same normalization
+        except ValidationError:
+            return
+        if match is None:
+            return
+        identity = (id(match.resource), _frozen(match.params))
+        with self._lock:
+            for spelling in list(self._by_identity.get(identity, ())):
+                self._drop_locked(spelling)
 
     def invalidate_resource(self, resource: Resource) -> None:
         """Forget every URI `resource` answered (it was added, removed or replaced)."""
@@ -175,12 +221,59 @@ class ReadCache:
         with self._lock:
             self._generation += 1
             self._entries.clear()
+            self._by_identity.clear()
             self._bytes = 0
 
     def _drop_locked(self, uri: str) -> None:
         entry = self._entries.pop(uri, None)
         if entry is not None:
             self._bytes -= entry.size
+            spellings = self._by_identity.get(entry.ticket.identity)
+            if spellings is not None:
+                spellings.discard(uri)
+                if not spellings:
+                    del self._by_identity[entry.ticket.identity]
+
+
+def _frozen(params: Mapping[str, str | list[str]]) -> tuple[tuple[str, str | tuple[str, ...]], ...]:
+    return tuple(sorted((name, value if isinstance(value, str) else tuple(value)) for name, value in params.items()))
+
+
+def _identity(uri: str, resource: Resource) -> Identity:
+    """What `uri` reads from `resource`: its values matched as `Resources.resolve` matches them."""
+    if not resource.is_template:
+        return (id(resource), ())
+    params = resource.compiled_template.match(ascii_uri(uri))
+    return (id(resource), _frozen(params or {}))
+
+
+def text_bytes(text: str, *, limit: int) -> int:
+    """The UTF-8 size of `text`, exact up to `limit`; past it, some figure above `limit`.
+
+    ASCII text costs nothing to measure (CPython knows a string is ASCII); other
+    text is encoded once, unless its length alone is already over `limit`.
+    """
+    if text.isascii() or len(text) > limit:
+        return len(text)
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def answer_bytes(value: object, *, limit: int) -> int:
+    """The UTF-8 bytes of a `ReadResourceResult`'s contents (URIs, text or base64, metadata); 0 for anything else."""
+    contents = getattr(value, "contents", None)
+    if not isinstance(contents, list):
+        return 0
+    total = 0
+    for content in contents:
+        for part in (getattr(content, "uri", ""), getattr(content, "text", None), getattr(content, "blob", None)):
+            if isinstance(part, str):
+                total += text_bytes(part, limit=limit)
+        meta = getattr(content, "meta", None)
+        if meta:
+            total += text_bytes(str(meta), limit=limit)
+        if total > limit:
+            break
+    return total
 
 
 def connect_read_cache(cache: ReadCache, *, notifier: Notifier, resources: Resources) -> Callable[[], None]:
@@ -196,11 +289,13 @@ def connect_read_cache(cache: ReadCache, *, notifier: Notifier, resources: Resou
     def on_change(kind: ChangeKind, resource: Resource) -> None:
         cache.invalidate_resource(resource)
 
+    cache.bind(resources)
     unlisten_notifier = notifier.add_listener(on_notification)
     unlisten_resources = resources.add_listener(on_change)
 
     def disconnect() -> None:
         unlisten_notifier()
         unlisten_resources()
+        cache.bind(None)
 
     return disconnect

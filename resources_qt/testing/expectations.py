@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 
 from resources_qt.testing.observed import ObservedRead
+from resources_qt.testing.regex import RegexSearcher, RegexTimeout, shared_searcher
 from resources_qt.testing.snapshots import render_snapshot
 from resources_qt.testing.spec import Expectation
 from resources_qt.testing.textdiff import excerpt, unified_diff
@@ -24,26 +25,48 @@ class SnapshotState:
     """Why the snapshot could not be read or recorded ("" when it could)."""
 
 
-def evaluate(expect: Expectation, observed: ObservedRead, *, snapshot: SnapshotState | None = None) -> list[str]:
-    """The failures of `observed` against `expect`, one message per key that does not hold ([] = passed)."""
+def evaluate(
+    expect: Expectation,
+    observed: ObservedRead,
+    *,
+    snapshot: SnapshotState | None = None,
+    searcher: RegexSearcher | None = None,
+    test: str = "",
+) -> list[str]:
+    """The failures of `observed` against `expect`, one message per key that does not hold ([] = passed).
+
+    `matches` is searched by `searcher` (by default the process's shared one,
+    `regex.DEFAULT_DEADLINE` seconds): a pattern that backtracks past its
+    deadline is a failure saying it timed out, naming `test`. Everything
+    else an expectation checks is linear or bounded (diffs see at most
+    `textdiff.MAX_DIFF_INPUT_LINES` lines), so the regex is the one check
+    that needs a deadline.
+    """
+    checks = _Checks(searcher or shared_searcher(), test)
     failures: list[str] = []
     if expect.resource is not None and observed.resource != expect.resource:
         got = repr(observed.resource) if observed.resource is not None else "no resource or template (none matches)"
         failures.append(f"resource: expected {expect.resource!r}, got {got}")
     if expect.error is not None:
-        failures.extend(_check_error(expect, observed))
+        failures.extend(_check_error(expect, observed, checks))
     elif observed.failed:
         failures.append(
             f"expected content, got error {observed.error_code}: {excerpt(observed.error_message)}"
         )
     else:
-        failures.extend(_check_content(expect, observed, snapshot))
+        failures.extend(_check_content(expect, observed, snapshot, checks))
     if expect.max_ms is not None and observed.elapsed_ms > expect.max_ms:
         failures.append(f"max_ms: expected at most {expect.max_ms:g} ms, took {observed.elapsed_ms:.1f} ms")
     return failures
 
 
-def _check_error(expect: Expectation, observed: ObservedRead) -> list[str]:
+@dataclass(frozen=True)
+class _Checks:
+    searcher: RegexSearcher
+    test: str
+
+
+def _check_error(expect: Expectation, observed: ObservedRead, checks: _Checks) -> list[str]:
     if not observed.failed:
         first = observed.first
         what = f"{len(observed.contents)} content(s)"
@@ -56,11 +79,13 @@ def _check_error(expect: Expectation, observed: ObservedRead) -> list[str]:
     message = observed.error_message
     if observed.error_code != expect.error:
         failures.append(f"error: expected code {expect.error}, got {observed.error_code}: {excerpt(message)}")
-    failures.extend(_check_text(expect, message, what="error message"))
+    failures.extend(_check_text(expect, message, what="error message", checks=checks))
     return failures
 
 
-def _check_content(expect: Expectation, observed: ObservedRead, snapshot: SnapshotState | None) -> list[str]:
+def _check_content(
+    expect: Expectation, observed: ObservedRead, snapshot: SnapshotState | None, checks: _Checks
+) -> list[str]:
     failures: list[str] = []
     first = observed.first
     if expect.contents is not None and len(observed.contents) != expect.contents:
@@ -77,7 +102,7 @@ def _check_content(expect: Expectation, observed: ObservedRead, snapshot: Snapsh
                 f"expected text, got a {len(first.data())}-byte blob ({first.mime_type or 'no MIME type'})"
             )
         else:
-            failures.extend(_check_text(expect, first.text, what="text"))
+            failures.extend(_check_text(expect, first.text, what="text", checks=checks))
             if expect.json is not None:
                 failures.extend(_check_json(expect.json, first.text))
     if expect.blob_sha256 is not None:
@@ -93,14 +118,31 @@ def _check_content(expect: Expectation, observed: ObservedRead, snapshot: Snapsh
     return failures
 
 
-def _check_text(expect: Expectation, text: str, *, what: str) -> list[str]:
+def _check_text(expect: Expectation, text: str, *, what: str, checks: _Checks) -> list[str]:
     failures: list[str] = []
     if expect.contains is not None and expect.contains not in text:
         diff = unified_diff(expect.contains, text, expected_label="expected (contains)", got_label=what)
         failures.append(f"contains: {excerpt(expect.contains, 120)} not found in the {what}\n{diff}")
-    if expect.matches is not None and re.search(expect.matches, text) is None:
-        failures.append(f"matches: /{expect.matches}/ not found in the {what}: {excerpt(text)}")
+    if expect.matches is not None:
+        failure = _check_matches(expect.matches, text, what=what, checks=checks)
+        if failure:
+            failures.append(failure)
     return failures
+
+
+def _check_matches(pattern: str, text: str, *, what: str, checks: _Checks) -> str:
+    try:
+        if checks.searcher.search(pattern, text):
+            return ""
+    except RegexTimeout as exc:
+        test = f" in test {checks.test!r}" if checks.test else ""
+        return (f"matches: timed out after {exc.deadline:g} s{test}: /{pattern}/ against the {what} "
+                f"({len(text)} characters) did not finish; a pattern that backtracks this much needs rewriting")
+    except re.error as exc:  # only an Expectation built by hand: the loader refuses invalid patterns
+        return f"matches: /{pattern}/ is not a valid regular expression: {exc}"
+    except RuntimeError as exc:
+        return f"matches: /{pattern}/ could not be searched: {exc}"
+    return f"matches: /{pattern}/ not found in the {what}: {excerpt(text)}"
 
 
 def _check_json(expected: object, text: str) -> list[str]:

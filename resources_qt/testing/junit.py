@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
@@ -12,12 +13,19 @@ from resources_qt.testing.runner import TestResult
 
 __all__ = ["junit_xml", "write_junit"]
 
-# XML 1.0 cannot carry most control characters, even escaped; a reader's output may contain them.
-_XML_UNSAFE = dict.fromkeys(c for c in range(0x20) if c not in (0x09, 0x0A, 0x0D))
+# What XML 1.0 cannot carry, even as a character reference: most C0 controls, lone surrogates,
+# U+FFFE and U+FFFF. A reader's output (quoted in a failure) may hold any of them.
+_XML_UNSAFE = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _escape(found: re.Match[str]) -> str:
+    code = ord(found.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"  # as Python's repr() writes it
 
 
 def _clean(text: str) -> str:
-    return text.translate(_XML_UNSAFE)
+    """`text` with what XML 1.0 cannot hold written as a visible escape (U+FFFF becomes the six characters \\uffff)."""
+    return _XML_UNSAFE.sub(_escape, text)
 
 
 def junit_xml(results: Sequence[TestResult], *, suite: str, with_era: bool) -> str:

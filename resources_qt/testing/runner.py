@@ -20,6 +20,7 @@ from resources_qt.snippets import bind_project, create_pool
 from resources_qt.testing.eras import ERAS
 from resources_qt.testing.expectations import SnapshotState, evaluate
 from resources_qt.testing.observed import ObservedRead, from_sdk_contents
+from resources_qt.testing.regex import DEFAULT_DEADLINE, RegexSearcher
 from resources_qt.testing.snapshots import SnapshotStore, render_snapshot
 from resources_qt.testing.spec import Expectation, TestSpec
 
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from mcp import Client
 
 __all__ = [
+    "DEFAULT_DEADLINE",
     "ERAS",
     "RunError",
     "TestCase",
@@ -149,12 +151,15 @@ def run_tests(
     update_snapshots: bool = False,
     on_result: ResultCallback | None = None,
     cancelled: threading.Event | None = None,
+    deadline: float = DEFAULT_DEADLINE,
 ) -> list[TestResult]:
     """Serve `project`, run every case in every era, and return the results in run order (era by era).
 
     Runs its own event loop, so it can be called from any thread (the CLI's,
     or a worker thread of the studio). `on_result` is called as each test
-    finishes; setting `cancelled` stops before the next test.
+    finishes; setting `cancelled` stops before the next test. A test's
+    `matches` search gets `deadline` seconds, in a child process killed
+    past it (the test then fails saying it timed out).
 
     Raises:
         RunError: the project cannot be served (an invalid resource, no free port...).
@@ -171,6 +176,7 @@ def run_tests(
             update_snapshots=update_snapshots,
             on_result=on_result,
             cancelled=cancelled,
+            deadline=deadline,
         )
     )
     try:
@@ -204,6 +210,7 @@ async def run_tests_async(
     update_snapshots: bool = False,
     on_result: ResultCallback | None = None,
     cancelled: threading.Event | None = None,
+    deadline: float = DEFAULT_DEADLINE,
 ) -> list[TestResult]:
     """`run_tests` on the running loop; the server still runs on its own loop thread."""
     for era in eras:
@@ -218,6 +225,7 @@ async def run_tests_async(
     from resources_qt.server.factory import build_server
 
     pool = create_pool(project)
+    searcher = RegexSearcher(deadline=deadline)  # its process starts at the first `matches`
     server = None
     ready: asyncio.Future[bool] | None = None
     try:
@@ -243,6 +251,7 @@ async def run_tests_async(
                     await _run_era(
                         client, cases, era=era, resources=resources, snapshots=snapshots, concurrency=concurrency,
                         update_snapshots=update_snapshots, results=results, on_result=on_result, cancelled=cancelled,
+                        searcher=searcher,
                     )
             except Exception as exc:  # reads catch their own errors: this is the session (connect, broken link)
                 logger.debug("the client session failed", exc_info=True)
@@ -250,6 +259,7 @@ async def run_tests_async(
     finally:
         if server is not None:
             server.close()
+        searcher.close()
         pool.close()  # also ends a wait for the workers still under way
         if ready is not None:
             await asyncio.gather(ready, return_exceptions=True)
@@ -275,6 +285,7 @@ async def _run_era(
     results: list[TestResult],
     on_result: ResultCallback | None,
     cancelled: threading.Event | None,
+    searcher: RegexSearcher,
 ) -> None:
     """Every case in one era; results are reported in declaration order.
 
@@ -288,7 +299,7 @@ async def _run_era(
     async def overlapped(case: TestCase) -> TestResult:
         async with gate:
             return await _run_one(client, case, era=era, resources=resources, snapshots=snapshots,
-                                  update_snapshots=update_snapshots)
+                                  update_snapshots=update_snapshots, searcher=searcher)
 
     tasks = [None if case.spec.expect.max_ms is not None else asyncio.create_task(overlapped(case)) for case in cases]
     pending = [task for task in tasks if task is not None]
@@ -299,7 +310,7 @@ async def _run_era(
             if task is None:
                 await asyncio.gather(*pending, return_exceptions=True)
                 result = await _run_one(client, case, era=era, resources=resources, snapshots=snapshots,
-                                        update_snapshots=update_snapshots)
+                                        update_snapshots=update_snapshots, searcher=searcher)
             else:
                 result = await task
             results.append(result)
@@ -319,6 +330,7 @@ async def _run_one(
     resources: Resources,
     snapshots: SnapshotStore | None,
     update_snapshots: bool,
+    searcher: RegexSearcher,
 ) -> TestResult:
     from mcp.shared.exceptions import MCPError  # the client runs: the SDK is loaded (not at the page's opening)
 
@@ -341,7 +353,12 @@ async def _run_one(
         observed = ObservedRead(uri=spec.uri, contents=from_sdk_contents(list(result.contents)),
                                 resource=resource, elapsed_ms=elapsed)
     snapshot, note = _snapshot_state(spec, observed, snapshots, update=update_snapshots)
-    failures = evaluate(spec.expect, observed, snapshot=snapshot)
+    if spec.expect.matches is None:
+        failures = evaluate(spec.expect, observed, snapshot=snapshot, searcher=searcher, test=spec.name)
+    else:  # waits on the search process, up to its deadline: the other reads in flight go on meanwhile
+        failures = await asyncio.to_thread(
+            evaluate, spec.expect, observed, snapshot=snapshot, searcher=searcher, test=spec.name
+        )
     return TestResult(name=spec.name, uri=spec.uri, era=era, elapsed_ms=elapsed, failures=tuple(failures),
                       sample_of=case.sample_of, resource=resource, note=note, observed=observed)
 

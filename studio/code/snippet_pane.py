@@ -12,12 +12,12 @@ from PySide6.QtCore import QEvent, Qt, QTimer, Slot
 from PySide6.QtGui import QPalette, QTextDocument
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from studio.code.code_completion import CompletionWorker
-from studio.code.completion_source import CheckRequest
+from studio.analysis.completion_source import CheckRequest
+from studio.analysis.source_check import check_source
+from studio.analysis.worker import CompletionWorker
 from studio.code.find_bar import FindBar
 from studio.code.goto_line import GoToLineBar
 from studio.code.snippet_editor import SnippetEditor
-from studio.document.document import check_source
 from studio.look.editor_theme import ensure_contrast, theme_for_palette
 from studio.look.marks import banner_style
 

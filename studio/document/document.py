@@ -25,12 +25,11 @@ from studio.document.edits import (
     UpdateResource,
     changed_settings,
 )
-from studio.document.snippet_checks import check_source
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
-    "MERGE_WINDOW_S", "InstancesFailure", "Problem", "ProjectDocument", "changed_settings", "check_source",
+    "MERGE_WINDOW_S", "InstancesFailure", "Problem", "ProjectDocument", "changed_settings",
     "copy_spec", "default_sample", "suffixed_uri",
 ]
 

@@ -7,33 +7,15 @@ from collections import OrderedDict
 
 from PySide6.QtCore import QObject, Signal, Slot
 
-from resources_qt.snippets import check_snippet
+from studio.analysis.source_check import CheckResult, check_source
 
-__all__ = ["BACKGROUND_CHECK_LINES", "CheckResult", "SnippetChecks", "check_source"]
+__all__ = ["BACKGROUND_CHECK_LINES", "CheckResult", "SnippetChecks"]
 
 BACKGROUND_CHECK_LINES = 400
 """Sources with more lines are checked in the completion process: compiling 2,000 lines holds the GIL for
 hundreds of milliseconds, which would stall the window on every edit."""
 
 CACHE_SIZE = 256
-
-CheckResult = tuple[int, int, str] | None
-"""(line, column, message) of the first error, or None."""
-
-
-def check_source(source: str, *, filename: str = "<reader>", function: str | None = None) -> CheckResult:
-    """Compile-only check of a snippet: (line, column, message) of the first error, or None.
-
-    Uses the snippet runtime's `check_snippet` so the studio reports exactly
-    what the server would (including a missing `function`, e.g. "read").
-    """
-    if not source.strip():
-        return None
-    diagnostic = check_snippet(source, filename=filename, function=function)
-    if diagnostic is None:
-        return None
-    return int(diagnostic.line or 1), int(diagnostic.column or 0), str(diagnostic.message)
-
 
 class SnippetChecks(QObject):
     """Answers "does this snippet compile?" from a bounded cache; a long source's first answer comes later.
@@ -77,8 +59,8 @@ class SnippetChecks(QObject):
     def _submit(self, key: tuple[str, str | None]) -> bool:
         if key in self._pending.values():
             return True
-        from studio.code.code_completion import CompletionWorker
-        from studio.code.completion_source import CheckRequest
+        from studio.analysis.completion_source import CheckRequest
+        from studio.analysis.worker import CompletionWorker
 
         worker = CompletionWorker.shared()
         if not self._worker_connected:
@@ -91,7 +73,7 @@ class SnippetChecks(QObject):
 
     @Slot(object, object)
     def _on_checked(self, request: object, found: object) -> None:
-        from studio.code.completion_source import CheckRequest
+        from studio.analysis.completion_source import CheckRequest
 
         if not isinstance(request, CheckRequest) or request.owner != self._owner:
             return

@@ -10,8 +10,8 @@ from urllib.parse import urlsplit
 from PySide6.QtCore import QObject, Signal, Slot
 
 from resources_qt.qt.protocol import StudioController
+from studio.preferences.settings import StudioSettings
 from studio.serving.server_panel import ServerPanel
-from studio.shell.settings import StudioSettings
 
 logger = logging.getLogger(__name__)
 

@@ -11,11 +11,11 @@ from PySide6.QtGui import QAction
 
 from resources_qt.qt.protocol import StudioController
 from studio.document.document import ProjectDocument
+from studio.preferences.settings import StudioSettings
 from studio.serving.server_control import ServerControl
 from studio.serving.server_panel import ServerPanel
 from studio.serving.sessions_view import SessionsModel
 from studio.serving.traffic_log import TrafficLog
-from studio.shell.settings import StudioSettings
 
 if TYPE_CHECKING:
     from resources_qt.qt import SessionInfo
@@ -187,10 +187,9 @@ class ServingPresenter(QObject):
 
     @Slot()
     def _on_settings_changed(self) -> None:
-        # Capabilities are advertised at start, so they follow the project only while stopped.
+        # The settings reach the controller once, through ServerSync (apply_project: capabilities follow the
+        # project while stopped, as they are advertised at start); this only shows them.
         server = self._document.project.server
-        if not self._control.running:
-            self._controller.set_capabilities(server.notifications, server.subscriptions)
         self._panel.set_capabilities(server.notifications, server.subscriptions)
 
     @Slot(bool, bool)

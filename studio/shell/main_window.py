@@ -15,10 +15,10 @@ from resources_qt.project import Project
 from resources_qt.qt.protocol import StudioController
 from studio.catalogue.catalogue import CatalogueView
 from studio.document.document import ProjectDocument
-from studio.document.project_files import ProjectFiles
 from studio.document.recovery import RecoveryCandidate, RecoveryStore
 from studio.document.snippet_sweep import SnippetSweep
 from studio.look.theme import apply_theme
+from studio.preferences.settings import StudioSettings
 from studio.serving.server_control import ServerControl
 from studio.serving.server_panel import ServerPanel
 from studio.serving.server_sync import ServerSync
@@ -27,9 +27,9 @@ from studio.serving.sessions_view import SessionsModel
 from studio.serving.traffic_log import TrafficLog
 from studio.shell.pages import WindowPages
 from studio.shell.preview_presenter import PreviewPresenter
+from studio.shell.project_files import ProjectFiles
 from studio.shell.prompts import UnsavedChoice, dialog_prompts
 from studio.shell.resource_editor import ResourceEditor
-from studio.shell.settings import StudioSettings
 from studio.shell.status_bar import WindowStatus
 from studio.shell.window_commands import WindowCommands
 from studio.shell.window_layout import WindowLayout

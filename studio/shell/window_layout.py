@@ -8,9 +8,9 @@ from collections.abc import Callable
 from PySide6.QtCore import QByteArray, QEvent, QObject, QTimer, Slot
 from PySide6.QtWidgets import QMainWindow, QSplitter, QWidget
 
+from studio.preferences.settings import StudioSettings
 from studio.shell.pages import PAGE_KEYS, WindowPages
 from studio.shell.resource_editor import ResourceEditor
-from studio.shell.settings import StudioSettings
 from studio.shell.window_commands import WindowCommands
 
 logger = logging.getLogger(__name__)

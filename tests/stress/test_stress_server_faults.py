@@ -111,8 +111,8 @@ def test_crash_of_the_server_thread_is_reported_and_frees_the_port() -> None:
 def test_crash_reaches_the_facade_and_the_window(qtbot: Any, tmp_path: Path) -> None:
     from resources_qt.qt import ServerController
     from studio.document.recovery import RecoveryStore
+    from studio.preferences.settings import StudioSettings
     from studio.shell.main_window import MainWindow, UnsavedChoice
-    from studio.shell.settings import StudioSettings
 
     spec = ResourceSpec(name="hello", uri="docs://hello", mime_type="text/plain",
                         reader="def read(uri, params):\n    return 'hello'\n")

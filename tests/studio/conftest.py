@@ -11,8 +11,8 @@ from helpers.widget_project import PROJECT_TOML
 from resources_qt.project import Project, ResourceSpec, ServerSettings, loads_project, save_project
 from studio.document.document import ProjectDocument
 from studio.document.recovery import RecoveryStore
+from studio.preferences.settings import StudioSettings
 from studio.shell.main_window import MainWindow, UnsavedChoice
-from studio.shell.settings import StudioSettings
 
 WAIT_MS = 15_000
 

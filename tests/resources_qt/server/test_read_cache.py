@@ -321,3 +321,28 @@ def test_snippet_readers_name_their_content_version(snippet_pool: SnippetPool) -
     before = reader.content_version()
     snippet_pool.set_prelude("X = 1\n")
     assert reader.content_version() != before
+
+
+def _result(text: str) -> Any:
+    import mcp_types as types
+
+    return types.ReadResourceResult(contents=[types.TextResourceContents(uri="b://r", text=text)])
+
+
+def test_the_byte_bounds_count_utf8_not_characters() -> None:
+    cache = ReadCache(max_bytes=1_000_000)
+    resources = Resources()
+    resource = resources.register_direct_resource("r", "b://r", "", "text/plain", lambda uri: "x")
+    stored = []
+    for index in range(4):
+        ticket = cache.lookup(f"b://{index}", resource, resources).ticket
+        assert ticket is not None
+        # 100,000 emoji: 100,000 characters as a caller counting characters says, 400,000 bytes.
+        stored.append(cache.store(ticket, _result("\N{GRINNING FACE}" * 100_000), ttl_ms=1000, size=100_000))
+    assert stored == [True] * 4
+    assert len(cache) == 2  # two of them are 800,012 bytes; a third would pass 1,000,000
+    assert cache.size_bytes == 2 * (400_000 + len("b://r"))
+    ticket = cache.lookup("b://big", resource, resources).ticket
+    assert ticket is not None
+    assert not cache.store(ticket, _result("é" * 600_000), ttl_ms=1000, size=600_000)  # 1.2 MB of UTF-8
+    assert cache.store(ticket, _result("e" * 600_000), ttl_ms=1000, size=600_000)  # ASCII: as many bytes

@@ -5,13 +5,13 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextCursor
 
-from studio.code.code_completion import CompletionWorker
-from studio.code.completion_source import (
+from studio.analysis.completion_source import (
     CompletionRequest,
     compute_completions,
     is_completion_point,
     params_key_prefix,
 )
+from studio.analysis.worker import CompletionWorker
 from studio.code.snippet_pane import SnippetPane
 
 WAIT_MS = 30_000  # the worker's first jedi call loads its stubs

@@ -4,7 +4,7 @@ import os
 import time
 
 from studio.document.recovery import Autosaver, RecoveryStore
-from studio.shell.settings import StudioSettings
+from studio.preferences.settings import StudioSettings
 
 
 def test_recovery_file_is_offered_when_newer_and_different(tmp_path):

@@ -11,8 +11,8 @@ from PySide6.QtWidgets import QApplication
 from studio.app import run_app
 from studio.document.recovery import RECOVERY_DIR_ENV
 from studio.look.theme import apply_theme, current_theme, is_dark
+from studio.preferences.settings import SETTINGS_ENV
 from studio.shell.main_window import MainWindow
-from studio.shell.settings import SETTINGS_ENV
 
 WAIT_MS = 15_000
 

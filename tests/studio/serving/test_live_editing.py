@@ -7,8 +7,8 @@ from PySide6.QtWidgets import QLabel, QPlainTextEdit
 
 from resources_qt.project import load_project
 from resources_qt.project.model import WatchSpec
-from studio.document.project_files import bundled_example
 from studio.shell.main_window import MainWindow
+from studio.shell.project_files import bundled_example
 from studio.shell.resource_editor import INSTANCES_TAB
 
 WAIT_MS = 15_000

@@ -18,10 +18,10 @@ from PySide6.QtWidgets import QApplication
 
 from resources_qt.project import Project, ResourceSpec, ServerSettings, save_project
 from studio.app import parse_http, run_app
-from studio.document.project_files import bundled_example
 from studio.document.recovery import RECOVERY_DIR_ENV
+from studio.preferences.settings import SETTINGS_ENV
 from studio.shell.main_window import MainWindow
-from studio.shell.settings import SETTINGS_ENV
+from studio.shell.project_files import bundled_example
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -44,7 +44,7 @@ from resources_qt.project import Project, ResourceSpec, ServerSettings, save_pro
 from resources_qt.project.model import WatchSpec
 from studio.shell.main_window import MainWindow, UnsavedChoice
 from studio.document.recovery import RecoveryStore
-from studio.shell.settings import StudioSettings
+from studio.preferences.settings import StudioSettings
 
 app = QApplication([])
 home = Path(sys.argv[1])

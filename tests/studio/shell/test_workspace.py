@@ -6,8 +6,8 @@ import pytest
 from PySide6.QtCore import QRect, Qt
 from PySide6.QtWidgets import QPlainTextEdit, QScrollArea, QTableView, QTabWidget, QWidget
 
-from studio.document.project_files import bundled_example
 from studio.shell.main_window import MainWindow
+from studio.shell.project_files import bundled_example
 
 WAIT_MS = 15_000
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from studio.document.project_files import bundled_example
+from studio.shell.project_files import bundled_example
 
 
 def test_the_bundled_examples_tests_pass_on_the_tests_page(make_window, qtbot):

@@ -15,8 +15,8 @@ from resources_qt.errors import ValidationError
 from resources_qt.project import ProjectError, dumps_project, loads_project
 from studio.document.document import ProjectDocument
 from studio.document.recovery import Autosaver, RecoveryCandidate, RecoveryStore
+from studio.preferences.settings import StudioSettings
 from studio.shell.prompts import Prompts, UnsavedChoice
-from studio.shell.settings import StudioSettings
 
 logger = logging.getLogger(__name__)
 

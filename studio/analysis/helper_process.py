@@ -1,4 +1,4 @@
-"""The completion process (`python -m studio.code.completion_process`): jedi and long compile checks."""
+"""The analysis helper process (`python -m studio.analysis.helper_process`): jedi, compile checks, pyflakes."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import logging
 import sys
 from typing import Any
 
-from studio.code.completion_source import CheckRequest, CompletionRequest, compute_completions
+from studio.analysis.completion_source import CheckRequest, CompletionRequest, compute_completions
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ def decode_request(line: str) -> CompletionRequest:
 
 
 def _check(data: dict[str, Any]) -> dict[str, Any]:
-    from studio.document.document import check_source
+    from studio.analysis.source_check import check_source
 
     function = data.get("function")
     found = check_source(str(data["source"]), function=str(function) if function else None)
