@@ -32,6 +32,7 @@ SUITES: dict[str, str] = {
     "live": "bench.live_bench",
     "instances": "bench.instances_bench",
     "helpers": "bench.helper_start_bench",
+    "lint": "bench.lint_bench",
 }
 
 

@@ -22,9 +22,14 @@ from resources_qt.testing.spec import TestSpec, TestSpecError, parse_test
 if TYPE_CHECKING:
     import tomlkit
 
-__all__ = ["dumps_project", "render_project", "save_project"]
+__all__ = ["SCHEMA_DIRECTIVE", "SCHEMA_FILE_NAME", "dumps_project", "render_project", "save_project"]
 
 logger = logging.getLogger(__name__)
+
+SCHEMA_FILE_NAME = "resource-studio.schema.json"
+"""The project file's JSON Schema beside it (`resource-studio schema --output`; see `resources_qt.lint.schema`)."""
+SCHEMA_DIRECTIVE = f"#:schema ./{SCHEMA_FILE_NAME}"
+"""The first line of a file in the standard layout: editors with TOML schema support (Taplo) validate by it."""
 
 _RESOURCE_EMPTY: dict[str, Any] = {
     "name": "",
@@ -154,9 +159,12 @@ class _Renderer:
         fingerprint = render.top_text(project)
         old = self._layout.top if self._layout is not None else None
         if old is None:
-            self._add(_Piece("top", fingerprint, fingerprint), fresh=False)
+            self._add(_Piece("top", f"{SCHEMA_DIRECTIVE}\n{fingerprint}", fingerprint), fresh=False)
             return
         text = old.text if old.fingerprint == fingerprint else self._edit_top(old.text)
+        if old.text.startswith("#:schema") and not text.startswith("#:schema"):
+            # The top was rewritten in the standard layout: the file's schema line stays its first line.
+            text = old.text.split("\n", 1)[0] + "\n" + text
         self._add(_Piece("top", text, fingerprint), fresh=False)
 
     def _edit_top(self, old: str) -> str:

@@ -35,10 +35,12 @@ from resources_qt.server.events import (
 from resources_qt.server.handlers import build_lowlevel
 from resources_qt.server.middleware import SESSION_KEY, EngineMiddleware, connection_of
 from resources_qt.server.notify import EngineDelivery, Notifier
+from resources_qt.server.outbox import SEND_QUEUE
 from resources_qt.server.paging import ListingCache
 from resources_qt.server.read_cache import ReadCache, connect_read_cache
 from resources_qt.server.reading import PreviewOutcome, preview_read
 from resources_qt.server.sessions import LegacySession, Session, SessionRegistry
+from resources_qt.server.streams import StreamBudget, open_stream_limit
 from resources_qt.server.transports import (
     HostedTransport,
     HttpTransport,
@@ -139,8 +141,14 @@ class ResourceServer:
         self.registry = SessionRegistry()
         self.middleware = EngineMiddleware(self)
         self.notifier = Notifier(
-            registry=self.registry, emit=self.emit, observing=lambda: self.observing, drop_session=self.drop_session
+            registry=self.registry,
+            emit=self.emit,
+            observing=lambda: self.observing,
+            drop_session=self.end_session,
+            queue_size=lambda: max(SEND_QUEUE, 2 * self.max_subscriptions),
         )
+        self.streams = StreamBudget()
+        """HTTP streams open now (GET and listen), capped below the open-file limit from start_http on."""
         # The one seam every notification passes: local subscribers at once, then
         # the bus (when replicas share one), and the other replicas' events back in.
         self.relay = NotificationRelay(
@@ -258,6 +266,7 @@ class ResourceServer:
         sock = http_host.bind_socket(host, port)
         try:
             bound = sock.getsockname()[1]
+            self.streams = StreamBudget(open_stream_limit())
             server = build_lowlevel(self)
             app = http_host.build_app(
                 server,
@@ -268,6 +277,7 @@ class ResourceServer:
                 session_idle_timeout=self.session_idle_timeout,
                 max_sessions=self.max_sessions,
                 extra_hosts=allowed_hosts,
+                streams=self.streams,
             )
         except BaseException:
             sock.close()
@@ -395,6 +405,8 @@ class ResourceServer:
             client_version=str(info.get("version", "")),
             protocol_version=str(version or params.get("protocolVersion", "")),
         )
+        if session.transport == "http":
+            session.ender = lambda: self._end_http_session(session_id)
         self.registry.add(session)
         connection.exit_stack.callback(self.drop_session, session_id)
         self.emit(SessionOpened(session.info()))
@@ -410,9 +422,22 @@ class ResourceServer:
         session = self.registry.remove(session_id)
         if session is None:
             return
+        session.stop_sending()
         for uri in sorted(session.subscriptions):
             self.emit(SubscriptionRemoved(session_id, uri))
         self.emit(SessionClosed(session_id))
+
+    def end_session(self, session_id: str) -> None:
+        """Drop a session that cannot be sent to (not reading, or its send failed) and close its stream."""
+        session = self.registry.get(session_id)
+        self.drop_session(session_id)
+        if session is not None:
+            session.end()
+
+    def _end_http_session(self, session_id: str) -> None:
+        http = self._host.get("http")
+        if isinstance(http, HttpTransport):
+            http.end_session(session_id)
 
     # -- notifications ---------------------------------------------------------
 

@@ -211,6 +211,21 @@ class _Handlers:
             if engine.enable_resource_subscriptions
             else None,
         )
+        # Over HTTP a listen stream holds a socket: it counts with the GET streams below the open-file limit.
+        streams = engine.streams if engine.transport == "http" else None
+        if streams is not None and not streams.take():
+            message, data = streams.refusal()
+            raise MCPError(INTERNAL_ERROR, message, data)
+        try:
+            return await self._serve_listen(ctx, params, honored)
+        finally:
+            if streams is not None:
+                streams.give_back()
+
+    async def _serve_listen(
+        self, ctx: Ctx, params: types.SubscriptionsListenRequestParams, honored: types.SubscriptionFilter
+    ) -> types.SubscriptionsListenResult:
+        engine = self._engine
         bus = InMemorySubscriptionBus()
         handler = ListenHandler(bus, max_subscriptions=1)
         client = ctx.session.client_params

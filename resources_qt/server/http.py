@@ -20,8 +20,14 @@ from pydantic import AnyHttpUrl
 
 from resources_qt.server.admission import EvictingAdmission
 from resources_qt.server.disconnects import install_disconnect_filter
-from resources_qt.server.event_store import SESSION_EVENTS_PER_STREAM, SESSION_STREAMS, BoundedEventStore
+from resources_qt.server.event_store import (
+    SESSION_BYTES,
+    SESSION_EVENTS_PER_STREAM,
+    SESSION_STREAMS,
+    BoundedEventStore,
+)
 from resources_qt.server.sdk_private import give_sessions_event_stores
+from resources_qt.server.streams import StreamBudget, StreamGuard
 
 __all__ = [
     "DEFAULT_MAX_REQUEST_BODY_SIZE",
@@ -104,7 +110,8 @@ def build_app(
     max_sessions: int | None = None,
     extra_hosts: Sequence[str] = (),
     json_response: bool = True,
-) -> Any:
+    streams: StreamBudget | None = None,
+) -> StreamGuard:
     """The SDK's Streamable HTTP app at /mcp, with our security settings and optional bearer auth.
 
     With `json_response` (the default) a request is answered with one JSON
@@ -117,7 +124,8 @@ def build_app(
     At `max_sessions` open sessions a newcomer first evicts the longest-idle
     session that has no request in flight and no stream open
     (`resources_qt.server.admission`); only when every session is busy does
-    it get the SDK's 503.
+    it get the SDK's 503. Open GET streams count against `streams` (no limit
+    without one) and can be cut (`resources_qt.server.streams.StreamGuard`).
     """
     install_disconnect_filter()
     auth: AuthSettings | None = None
@@ -147,11 +155,13 @@ def build_app(
         lambda listening: BoundedEventStore(
             per_stream=SESSION_EVENTS_PER_STREAM,
             max_streams=SESSION_STREAMS,
+            max_bytes=SESSION_BYTES,
             keep_responses=not json_response,
             listening=listening,
         ),
     )
-    return EvictingAdmission(app, server.session_manager, path=MCP_PATH, token=token)
+    admission = EvictingAdmission(app, server.session_manager, path=MCP_PATH, token=token)
+    return StreamGuard(admission, path=MCP_PATH, budget=streams if streams is not None else StreamBudget())
 
 
 KEEP_ALIVE_SECONDS = 30

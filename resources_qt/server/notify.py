@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 from resources_qt.bus.events import BusEvent, ListChanged, Updated
 from resources_qt.server.events import NotificationSent, ServerEvent, Traffic
+from resources_qt.server.outbox import SEND_QUEUE, Outbox
 from resources_qt.server.sessions import Session, SessionRegistry
 
 __all__ = ["LIST_CHANGED", "UPDATED", "EngineDelivery", "NotificationListener", "Notifier"]
@@ -23,9 +26,13 @@ NotificationListener = Callable[[str, str], None]
 
 
 class Notifier:
-    """Sends list_changed / updated to the registry's sessions (on the server loop).
+    """Sends list_changed / updated to the registry's sessions (on the server loop) without waiting on any.
 
-    A session whose send fails is logged and dropped; the others still get theirs.
+    Each session's notifications go to its own bounded outbox, drained by a
+    task of its own (resources_qt.server.outbox): one client that stops
+    reading cannot hold up the others, the sender, or the bus. A session
+    whose outbox is full is dropped through `drop_session` (the engine closes
+    its stream), as is one whose send fails; the others still get theirs.
     """
 
     def __init__(
@@ -35,11 +42,13 @@ class Notifier:
         emit: Callable[[ServerEvent], None],
         observing: Callable[[], bool],
         drop_session: Callable[[str], None],
+        queue_size: Callable[[], int] = lambda: SEND_QUEUE,
     ) -> None:
         self._registry = registry
         self._emit = emit
         self._observing = observing
         self._drop_session = drop_session
+        self._queue_size = queue_size
         self._listeners: list[NotificationListener] = []
 
     def add_listener(self, callback: NotificationListener) -> Callable[[], None]:
@@ -68,35 +77,53 @@ class Notifier:
                 logger.exception("Notification listener %r failed on %s", callback, method)
 
     async def list_changed(self) -> int:
+        """Queue list_changed for every listener; returns how many it was queued for."""
         self.heard(LIST_CHANGED, "")
-        sent = 0
-        for session in self._registry.list_listeners():
-            if await self._deliver(session, LIST_CHANGED, "", session.send_list_changed()):
-                sent += 1
-        self._emit(NotificationSent(method=LIST_CHANGED, uri="", recipients=sent))
-        return sent
+        queued = sum(1 for session in self._registry.list_listeners() if self._queue(session, LIST_CHANGED, ""))
+        self._emit(NotificationSent(method=LIST_CHANGED, uri="", recipients=queued))
+        await asyncio.sleep(0)  # a burst of notifications lets the senders drain between them
+        return queued
 
     async def updated(self, uri: str, only: str | None = None) -> int:
-        """To every subscriber of exactly `uri`, or only to session `only` if it is one."""
+        """Queue updated for every subscriber of exactly `uri`, or only session `only` if it is one."""
         self.heard(UPDATED, uri)
         targets = self._registry.subscribers(uri)
         if only is not None:
             targets = [s for s in targets if s.id == only]
-        sent = 0
-        for session in targets:
-            if await self._deliver(session, UPDATED, uri, session.send_updated(uri)):
-                sent += 1
-        self._emit(NotificationSent(method=UPDATED, uri=uri, recipients=sent))
-        return sent
+        queued = sum(1 for session in targets if self._queue(session, UPDATED, uri))
+        self._emit(NotificationSent(method=UPDATED, uri=uri, recipients=queued))
+        await asyncio.sleep(0)
+        return queued
 
-    async def _deliver(self, session: Session, method: str, uri: str, send: Awaitable[None]) -> bool:
-        try:
-            await send
-        except Exception:
-            # One broken subscriber must not stop the others or the server.
-            logger.exception("Sending %s to session %s failed; dropping the session", method, session.id)
-            self._drop_session(session.id)
-            return False
+    def _queue(self, session: Session, method: str, uri: str) -> bool:
+        outbox = session.outbox
+        if outbox is None:
+            outbox = session.outbox = Outbox(
+                size=self._queue_size(),
+                send=functools.partial(self._send, session),
+                sent=functools.partial(self._sent, session),
+                failed=functools.partial(self._failed, session),
+            )
+        if outbox.closed:
+            return False  # on its way out already
+        if outbox.put(method, uri):
+            return True
+        logger.warning(
+            "Session %s is not reading its notifications: %d are waiting (the limit); dropping the session",
+            session.id,
+            outbox.size,
+        )
+        self._drop_session(session.id)
+        return False
+
+    @staticmethod
+    async def _send(session: Session, method: str, uri: str) -> None:
+        if method == UPDATED:
+            await session.send_updated(uri)
+        else:
+            await session.send_list_changed()
+
+    def _sent(self, session: Session, method: str, uri: str) -> None:
         if self._observing():
             message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
             if uri:
@@ -104,7 +131,11 @@ class Notifier:
             self._emit(
                 Traffic(time=datetime.now(UTC), session_id=session.id, direction="out", method=method, message=message)
             )
-        return True
+
+    def _failed(self, session: Session, error: Exception) -> None:
+        # One broken subscriber must not stop the others or the server.
+        logger.error("Sending to session %s failed; dropping the session", session.id, exc_info=error)
+        self._drop_session(session.id)
 
 
 class EngineDelivery:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import logging
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourcesListChanged, ResourceUpdated
 
 from resources_qt.server.events import SessionInfo
+from resources_qt.server.outbox import Outbox
 
 __all__ = ["LegacySession", "ListenSession", "Session", "SessionRegistry"]
 
@@ -42,6 +43,8 @@ class Session(ABC):
         self.connected_at = datetime.now(UTC)
         self.subscriptions: set[str] = set(subscriptions)
         self.wants_list_changed = wants_list_changed
+        self.outbox: Outbox | None = None
+        """Its notifications waiting to go out (resources_qt.server.notify makes it on the first one)."""
 
     def info(self) -> SessionInfo:
         return SessionInfo(
@@ -66,6 +69,15 @@ class Session(ABC):
     def close(self) -> None:  # noqa: B027 - optional: only listen streams have something to end
         """Ask the transport side to end this subscriber (server stop)."""
 
+    def end(self) -> None:
+        """End this subscriber now, its stream closed: its client is not reading what it is sent."""
+        self.close()
+
+    def stop_sending(self) -> None:
+        """Drop what is waiting to be sent and send nothing more (the session has left the registry)."""
+        if self.outbox is not None:
+            self.outbox.close()
+
 
 class LegacySession(Session):
     """A handshake-era session; notifications ride its standalone channel (GET stream or stdio)."""
@@ -76,12 +88,19 @@ class LegacySession(Session):
         super().__init__(**kwargs)
         # mcp.server.connection.Connection; its notify helpers are best-effort and never raise.
         self.connection = connection
+        self.ender: Callable[[], None] | None = None
+        """Closes the session's streams and ends it (set by the engine for HTTP sessions)."""
 
     async def send_updated(self, uri: str) -> None:
         await self.connection.send_resource_updated(uri)
 
     async def send_list_changed(self) -> None:
         await self.connection.send_resource_list_changed()
+
+    def end(self) -> None:
+        # Over stdio the one session is the process's client: it leaves the registry, the wire stays.
+        if self.ender is not None:
+            self.ender()
 
 
 class ListenSession(Session):
