@@ -43,8 +43,11 @@ class Notifier:
         observing: Callable[[], bool],
         drop_session: Callable[[str], None],
         queue_size: Callable[[], int] = lambda: SEND_QUEUE,
+        visible: Callable[[str, frozenset[str]], bool] | None = None,
     ) -> None:
         self._registry = registry
+        # Whether a subscriber seeing by a view (its token's scopes) may see `uri`: others are not told.
+        self._visible = visible
         self._emit = emit
         self._observing = observing
         self._drop_session = drop_session
@@ -90,10 +93,24 @@ class Notifier:
         targets = self._registry.subscribers(uri)
         if only is not None:
             targets = [s for s in targets if s.id == only]
+        if self._visible is not None and any(s.view is not None for s in targets):
+            targets = self._seeing(uri, targets)
         queued = sum(1 for session in targets if self._queue(session, UPDATED, uri))
         self._emit(NotificationSent(method=UPDATED, uri=uri, recipients=queued))
         await asyncio.sleep(0)
         return queued
+
+    def _seeing(self, uri: str, targets: list[Session]) -> list[Session]:
+        assert self._visible is not None
+        verdicts: dict[frozenset[str], bool] = {}
+        seeing = []
+        for session in targets:
+            view = session.view
+            if view is not None and view not in verdicts:
+                verdicts[view] = self._visible(uri, view)
+            if view is None or verdicts[view]:
+                seeing.append(session)
+        return seeing
 
     def _queue(self, session: Session, method: str, uri: str) -> bool:
         outbox = session.outbox

@@ -3,14 +3,17 @@
 from resources_qt.server.auth.gate import ResourceServerAuth
 from resources_qt.server.auth.keys import ALLOWED_ALGORITHMS, SigningKeys
 from resources_qt.server.auth.verifier import OAuthVerifier
-from resources_qt.server.auth.visibility import ScopePolicy, View, granted_scopes
+from resources_qt.server.auth.visibility import EVERYONE, Caller, ScopePolicy, View, caller_of, granted_scopes
 
 __all__ = [
     "ALLOWED_ALGORITHMS",
+    "EVERYONE",
+    "Caller",
     "OAuthVerifier",
     "ResourceServerAuth",
     "ScopePolicy",
     "SigningKeys",
     "View",
+    "caller_of",
     "granted_scopes",
 ]

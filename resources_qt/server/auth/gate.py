@@ -52,6 +52,12 @@ class ResourceServerAuth:
         self._supported = supported_scopes
         self._document: tuple[tuple[str, ...], bytes] | None = None
 
+    def hosts(self) -> list[str]:
+        """The Host names clients use for this server (the resource URL's), for DNS-rebinding protection."""
+        parts = urlsplit(self.config.resource)
+        host = parts.hostname or ""
+        return [f"[{host}]" if ":" in host else host] if host else []
+
     def metadata_paths(self) -> list[str]:
         """Where the document is served: RFC 9728's path form for the resource URL and for this server's
         endpoint (a proxy may map one onto the other), and the root form."""

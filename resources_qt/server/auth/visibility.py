@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ScopePolicy", "View", "granted_scopes"]
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+
+__all__ = ["EVERYONE", "Caller", "ScopePolicy", "View", "caller_of", "granted_scopes"]
 
 View = frozenset[str] | None
 """What a caller may see: the scopes it holds among those any resource asks for, or None for everything
@@ -17,8 +20,9 @@ class ScopePolicy:
     """The scopes each resource needs, by resource name (a template's instances follow their template).
 
     Copy-on-write: readers on the server loop take the current map without a lock; edits (a reload, the
-    studio) swap in a new one. An edit is applied *before* the collection changes (`update`) and tidied
-    after (`retain`), so a resource never serves for a moment without the scopes its declaration gives it.
+    studio) swap in a new one. An edit tightens the scopes *before* the collection changes (`tighten`) and
+    sets them as served after (`replace`), so a resource never serves for a moment with fewer scopes than
+    one of its versions declares.
     """
 
     def __init__(self, scopes: Mapping[str, Iterable[str]] | None = None) -> None:
@@ -32,6 +36,17 @@ class ScopePolicy:
     def of_specs(specs: Iterable[Any]) -> dict[str, list[str]]:
         """`{name: scopes}` of project `ResourceSpec`s (anything with `name` and `scopes`)."""
         return {spec.name: list(spec.scopes) for spec in specs}
+
+    def tighten(self, scopes: Mapping[str, Iterable[str]]) -> None:
+        """Before an edit is applied: each named resource needs its old scopes and the new ones, so neither
+        version serves for a moment with less than its declaration asks (`replace` follows the edit)."""
+        with self._lock:
+            merged = dict(self._by_name)
+            for name, needed in scopes.items():
+                joined = merged.get(name, frozenset()) | frozenset(needed)
+                if joined:
+                    merged[name] = joined
+            self._set(merged)
 
     def update(self, scopes: Mapping[str, Iterable[str]]) -> None:
         """Set the scopes of the resources named in `scopes` (others keep theirs until `retain`)."""
@@ -89,13 +104,40 @@ class ScopePolicy:
         return frozenset(granted) & self._known
 
 
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who sent a request: what it may see, and whom its token speaks for (never the token itself)."""
+
+    view: View = None
+    subject: str = ""
+    client_id: str = ""
+
+
+EVERYONE = Caller()
+"""A caller that sees everything and names no one: stdio, HTTP without `[server.auth]`, the studio."""
+
+
+def _user(request: Any) -> AuthenticatedUser | None:
+    scope = getattr(request, "scope", None)
+    user = scope.get("user") if isinstance(scope, dict) else None
+    return user if isinstance(user, AuthenticatedUser) else None
+
+
 def granted_scopes(request: Any) -> tuple[str, ...] | None:
     """The scopes of the bearer token a Starlette request carried (checked by the SDK's auth middleware),
     or None when the request carries no authenticated user."""
-    from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+    user = _user(request)
+    return None if user is None else tuple(user.scopes)
 
-    scope = getattr(request, "scope", None)
-    user = scope.get("user") if isinstance(scope, dict) else None
-    if not isinstance(user, AuthenticatedUser):
-        return None
-    return tuple(user.scopes)
+
+def caller_of(request: Any, policy: ScopePolicy) -> Caller:
+    """The caller of an HTTP request served with `[server.auth]`: its token's view, subject and client id.
+
+    A request without a checked token (the bearer gate lets none through) sees only what needs no scope.
+    """
+    user = _user(request)
+    if user is None:
+        return Caller(view=frozenset() if policy.restricts else None)
+    token = user.access_token
+    view = policy.view_of(token.scopes) if policy.restricts else None
+    return Caller(view=view, subject=token.subject or "", client_id=token.client_id)
