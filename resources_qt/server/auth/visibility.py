@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+if TYPE_CHECKING:  # loaded with the HTTP server; the window's preview uses the policy without the SDK
+    from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 
-__all__ = ["EVERYONE", "Caller", "ScopePolicy", "View", "caller_of", "granted_scopes"]
+__all__ = ["EVERYONE", "Caller", "ScopePolicy", "View", "caller_of", "granted_scopes", "reading_as"]
 
 View = frozenset[str] | None
 """What a caller may see: the scopes it holds among those any resource asks for, or None for everything
@@ -118,6 +119,8 @@ EVERYONE = Caller()
 
 
 def _user(request: Any) -> AuthenticatedUser | None:
+    from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+
     scope = getattr(request, "scope", None)
     user = scope.get("user") if isinstance(scope, dict) else None
     return user if isinstance(user, AuthenticatedUser) else None
@@ -141,3 +144,11 @@ def caller_of(request: Any, policy: ScopePolicy) -> Caller:
     token = user.access_token
     view = policy.view_of(token.scopes) if policy.restricts else None
     return Caller(view=view, subject=token.subject or "", client_id=token.client_id)
+
+
+def reading_as(specs: Iterable[Any], scopes: Iterable[str]) -> Callable[[str], bool]:
+    """Whether a caller whose token holds `scopes` may see the resource of a name, among project `specs`
+    (the studio's "read as": the same policy the server applies, without a token)."""
+    policy = ScopePolicy(ScopePolicy.of_specs(specs))
+    view = policy.view_of(scopes)
+    return lambda name: policy.visible(name, view)

@@ -13,8 +13,8 @@ import pytest
 from helpers.auth_server import AuthServer, SigningKey, basic, running_auth_server
 
 from resources_qt.project import AuthConfig
-from resources_qt.server.auth import OAuthVerifier, SigningKeys
-from resources_qt.server.auth.verifier import INTROSPECTION_ID_ENV, INTROSPECTION_SECRET_ENV, LEEWAY
+from resources_qt.server.auth.keys import SigningKeys
+from resources_qt.server.auth.verifier import INTROSPECTION_ID_ENV, INTROSPECTION_SECRET_ENV, LEEWAY, OAuthVerifier
 
 RESOURCE = "https://mcp.example.com/mcp"
 
