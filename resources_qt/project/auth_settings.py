@@ -110,6 +110,14 @@ class AuthConfig:
     def token_audience(self) -> str:
         return self.audience or self.resource
 
+    @property
+    def metadata_url(self) -> str:
+        """Where clients find this server's RFC 9728 metadata: the well-known prefix inserted before the
+        resource URL's path (section 3.1), as the SDK's `build_resource_metadata_url` builds it."""
+        parts = urlsplit(self.resource)
+        path = parts.path if parts.path != "/" else ""
+        return f"{parts.scheme}://{parts.netloc}/.well-known/oauth-protected-resource{path}"
+
     def problem(self) -> tuple[str, str] | None:
         """The first invalid key as (`auth.<key>`, message naming it), or None."""
         for row in AUTH_KEYS:
@@ -224,7 +232,8 @@ def parse_auth(raw: object) -> AuthConfig:
     if unknown:
         first = min(unknown)
         raise ValidationError(
-            f"auth: unknown key(s): {', '.join(sorted(unknown))} (known: {', '.join(sorted(_BY_KEY))})",
+            f"unknown key(s) {', '.join('auth.' + key for key in sorted(unknown))} in [server.auth] "
+            f"(known: {', '.join(sorted(_BY_KEY))})",
             field=f"auth.{first}",
         )
     values: dict[str, Any] = {}

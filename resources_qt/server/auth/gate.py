@@ -9,9 +9,8 @@ from urllib.parse import urlsplit
 
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, BearerAuthBackend
-from mcp.server.auth.routes import build_resource_metadata_url, cors_middleware
+from mcp.server.auth.routes import cors_middleware
 from mcp.shared.auth import ProtectedResourceMetadata
-from pydantic import AnyHttpUrl
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
@@ -48,7 +47,7 @@ class ResourceServerAuth:
         self.config = config
         self.path = path
         self.verifier = verifier if verifier is not None else OAuthVerifier(config)
-        self.metadata_url = str(build_resource_metadata_url(AnyHttpUrl(config.resource)))
+        self.metadata_url = config.metadata_url
         self._supported = supported_scopes
         self._document: tuple[tuple[str, ...], bytes] | None = None
 
