@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import PYTHON, REPO, child_env, stop_process
 from bench.inproc import direct_collection, serving
+from resources_qt.notifications import Updated
 from resources_qt.server.event_store import SESSION_EVENTS_PER_STREAM, SESSION_STREAMS, BoundedEventStore
 
 SESSION_CAP = 10_000
@@ -64,7 +65,7 @@ def measure(sessions: int, uri: str) -> float:
                 raise RuntimeError(f"fan-out client failed: {line!r} {proc.stderr.read() if proc.stderr else ''}")
 
             def round_trip(number: int) -> None:
-                asyncio.run(server.send_resource_updated(uri))
+                asyncio.run(server.notify(Updated(uri)))
                 parts = proc.stdout.readline().split() if proc.stdout else []
                 if parts[:2] != ["round", str(number)]:
                     raise RuntimeError(f"unexpected fan-out client output {parts!r}")

@@ -24,6 +24,7 @@ from resources_qt.live.events import (
 from resources_qt.live.instances import InstanceLister, InstancesError
 from resources_qt.live.poll import DigestPoller
 from resources_qt.live.watch_files import FileWatch
+from resources_qt.notifications import ListChanged, Updated
 from resources_qt.project import Project, ResourceSpec
 from resources_qt.server.engine import ResourceServer
 from resources_qt.server.loopthread import LoopThread
@@ -281,7 +282,7 @@ class LiveData:
         self._announced.update(current)
         if not (announce and had and self._server.enable_resource_notifications):
             return set()
-        await self._server.send_resources_changed()
+        await self._server.notify(ListChanged())
         return had
 
     # -- changes --------------------------------------------------------------------
@@ -346,7 +347,7 @@ class LiveData:
     ) -> None:
         self._forget(name)  # before anything goes out: whoever hears of the change re-reads it fresh
         for uri in uris:
-            await self._server.send_resource_updated(uri)
+            await self._server.notify(Updated(uri))
         spec = self._specs.get(name)
         list_changed = False
         if spec is not None and spec.instances.strip():
@@ -378,7 +379,7 @@ class LiveData:
         if spec.instances.strip() and server.enable_resource_notifications and server.sessions():
             list_changed = bool(await self._relist(announce=True, only=[spec.name]))
         for uri in changed:
-            await server.send_resource_updated(uri)
+            await server.notify(Updated(uri))
         if changed or list_changed:
             self._emit(DataChanged(spec.name, "interval", tuple(changed), list_changed, time.time()))
 

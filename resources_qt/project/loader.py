@@ -25,12 +25,14 @@ from resources_qt.project.model import (
 )
 from resources_qt.project.settings_table import SETTINGS
 from resources_qt.resource import Annotations, CacheHint, Icon
+from resources_qt.snippets.kinds import KINDS, PRELUDE, RESOURCE_KINDS
 from resources_qt.templates import compile_template
 from resources_qt.testing.spec import TestSpec, TestSpecError, parse_tests
 
 __all__ = ["load_project", "loads_project", "read_resource_table", "read_server_table"]
 
-_TOP_KEYS = {"format", "server", "prelude", "resources", "tests"}
+_TOP_KEYS = {"format", "server", "resources", "tests", *(kind.key for kind in KINDS if not kind.per_resource)}
+_SNIPPET_KEYS = tuple(kind.key for kind in RESOURCE_KINDS)
 _SERVER_KEYS = {row.key for row in SETTINGS}
 _SERVER_TABLES = {"auth"}
 """`[server]` sub-tables: `[server.auth]` (resources_qt.project.auth_settings)."""
@@ -147,10 +149,10 @@ class _Loader:
                 self.where.top.get("format"),
             )
         server = self._server(data.get("server", {}))
-        prelude = data.get("prelude", "")
+        prelude = data.get(PRELUDE.key, "")
         if not isinstance(prelude, str):
             raise self.fail(
-                f"prelude must be a string, not {_type_name(prelude)}", self.where.top.get("prelude")
+                f"{PRELUDE.key} must be a string, not {_type_name(prelude)}", self.where.top.get(PRELUDE.key)
             )
         raw_resources = data.get("resources", [])
         if not isinstance(raw_resources, list):
@@ -310,7 +312,7 @@ def _read_resource(raw: Any) -> ResourceSpec:
             f"unknown key(s): {', '.join(sorted(unknown))} (known: {', '.join(sorted(_RESOURCE_KEYS))})",
         )
     spec = ResourceSpec()
-    for key in ("name", "title", "description", "uri", "uri_template", "mime_type", "complete", "instances", "reader"):
+    for key in ("name", "title", "description", "uri", "uri_template", "mime_type", *_SNIPPET_KEYS):
         if key in data:
             setattr(spec, key, _expect(data[key], str, key))
     if "size" in data:
@@ -375,8 +377,9 @@ def _check_resource(spec: ResourceSpec) -> None:
                 f"completions name unknown variable(s) {', '.join(sorted(unknown))} "
                 f"(the template has {', '.join(variables)})",
             )
-    if spec.instances.strip() and not spec.uri_template:
-        raise _field_error("instances", "instances need a uri_template (a direct resource is its own instance)")
+    for kind in RESOURCE_KINDS:
+        if kind.template_only and not spec.uri_template and getattr(spec, kind.key).strip():
+            raise _field_error(kind.key, kind.needs_template())
     # Anything the checks above missed, in the builder's words.
     spec.validate()
 

@@ -15,6 +15,7 @@ from resources_qt.live.patterns import pattern_problem
 from resources_qt.project.auth_settings import AuthConfig, scopes_problem
 from resources_qt.project.settings_table import CACHE_TTL_MAX_MS, SETTINGS, default
 from resources_qt.resource import Annotations, CacheHint, Icon, Reader, Resource
+from resources_qt.snippets.kinds import RESOURCE_KINDS
 from resources_qt.testing.spec import TestSpec
 
 if TYPE_CHECKING:
@@ -73,6 +74,7 @@ class ServerSettings:
     subscriptions: bool = default("subscriptions")
     reader_timeout: float = default("reader_timeout")
     workers: int = default("workers")
+    readers: Literal["process", "thread"] = default("readers")
     memory_limit_mb: int = default("memory_limit_mb")
     page_size: int = default("page_size")
     cache_ttl_ms: int | None = default("cache_ttl_ms")
@@ -243,11 +245,10 @@ class ResourceSpec:
             problem = self.watch.problem()
             if problem is not None:
                 raise ValidationError(f"Resource {self.name!r}: {problem[1]}", field=problem[0])
-        if self.instances.strip() and not self.is_template:
-            raise ValidationError(
-                f"Resource {self.name!r}: instances need a uri_template (a direct resource is its own instance)",
-                field="instances",
-            )
+        if not self.is_template:
+            for kind in RESOURCE_KINDS:
+                if kind.template_only and getattr(self, kind.key).strip():
+                    raise ValidationError(f"Resource {self.name!r}: {kind.needs_template()}", field=kind.key)
 
     def _field_at_fault(self) -> str | None:
         """Which key the builder's first complaint is about, found by checking the keys one by one."""
@@ -298,6 +299,17 @@ class ResourceSpec:
 
 def placeholder_reader(uri: str, params: Mapping[str, Any]) -> str:
     return ""
+
+
+def _check_kind_fields() -> None:
+    # A kind added to the registry without its field would be dropped by the loader and writer silently.
+    fields_ = ResourceSpec.__dataclass_fields__
+    for kind in RESOURCE_KINDS:
+        if kind.key not in fields_ or fields_[kind.key].default != "":
+            raise TypeError(f"ResourceSpec needs a str field {kind.key!r} for the {kind.name} snippet kind")
+
+
+_check_kind_fields()
 
 
 def _fails(spec: ResourceSpec) -> bool:

@@ -11,6 +11,7 @@ from typing import Any
 from resources_qt.errors import ValidationError
 from resources_qt.project.auth_settings import auth_entries
 from resources_qt.project.model import FORMAT_VERSION, Project, ResourceSpec, ServerSettings
+from resources_qt.snippets.kinds import KINDS, PRELUDE, RESOURCE_KINDS
 from resources_qt.testing.spec import TestSpec, test_to_dict
 
 __all__ = [
@@ -29,8 +30,11 @@ __all__ = [
     "value",
 ]
 
-BLOCK_KEYS = frozenset({"prelude", "reader", "complete", "instances"})
+BLOCK_KEYS = frozenset(kind.key for kind in KINDS)
 """Keys holding snippets: written as multi-line strings so they read as code."""
+
+RESOURCE_KINDS_LAST = sorted(RESOURCE_KINDS, key=lambda kind: kind.required)
+"""Snippets end an entry, the required reader last: it is the longest, and the optional ones lead up to it."""
 
 RESOURCE_ORDER = (
     "name",
@@ -48,9 +52,7 @@ RESOURCE_ORDER = (
     "scopes",
     "unchecked_values",
     "watch",
-    "complete",
-    "instances",
-    "reader",
+    *(kind.key for kind in RESOURCE_KINDS_LAST),
 )
 
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
@@ -169,7 +171,7 @@ def top_text(project: Project) -> str:
     text = f"format = {FORMAT_VERSION}\n"
     if project.prelude:
         # Top-level keys must come before the first table, or they would belong to it.
-        text += f"\nprelude = {block(project.prelude)}\n"
+        text += f"\n{PRELUDE.key} = {block(project.prelude)}\n"
     return text
 
 
@@ -246,12 +248,10 @@ def resource_entries(spec: ResourceSpec) -> dict[str, Any]:
         if spec.watch.interval is not None:
             watch["interval"] = spec.watch.interval
         out["watch"] = watch
-    if spec.complete:
-        out["complete"] = spec.complete
-    if spec.instances:
-        out["instances"] = spec.instances
-    if spec.reader:
-        out["reader"] = spec.reader
+    for kind in RESOURCE_KINDS_LAST:
+        source = getattr(spec, kind.key)
+        if source:
+            out[kind.key] = source
     return out
 
 

@@ -17,6 +17,7 @@ from resources_qt.project.auth_settings import auth_entries
 from resources_qt.project.layout import Group, Layout
 from resources_qt.project.loader import read_resource_table, read_server_table
 from resources_qt.project.model import Project, ResourceSpec, ServerSettings
+from resources_qt.snippets.kinds import PRELUDE, RESOURCE_KINDS
 from resources_qt.testing.spec import TestSpec, TestSpecError, parse_test
 
 if TYPE_CHECKING:
@@ -47,9 +48,7 @@ _RESOURCE_EMPTY: dict[str, Any] = {
     "scopes": [],
     "unchecked_values": False,
     "watch": None,
-    "complete": "",
-    "instances": "",
-    "reader": "",
+    **{kind.key: "" for kind in RESOURCE_KINDS},
 }
 
 
@@ -168,24 +167,24 @@ class _Renderer:
         self._add(_Piece("top", text, fingerprint), fresh=False)
 
     def _edit_top(self, old: str) -> str:
-        prelude = self._project.prelude
-        entries = {"format": 1, **({"prelude": prelude} if prelude else {})}
-        full = {"format": 1, "prelude": prelude}
+        prelude, key = self._project.prelude, PRELUDE.key
+        entries = {"format": 1, **({key: prelude} if prelude else {})}
+        full = {"format": 1, key: prelude}
 
         def check(text: str) -> bool:
             data = tomllib.loads(text)
-            return data.get("prelude", "") == prelude and data.get("format") == 1
+            return data.get(key, "") == prelude and data.get("format") == 1
 
-        if prelude and "prelude" not in tomllib.loads(old):
+        if prelude and key not in tomllib.loads(old):
             # A new prelude goes below what is there, after a blank line, as in the standard layout.
             stripped = old.rstrip("\n")
             tail = old[len(stripped) :] or "\n"
-            text = f"{stripped}\n\nprelude = {render.block(prelude)}{tail}"
+            text = f"{stripped}\n\n{key} = {render.block(prelude)}{tail}"
             return text if check(text) else render.top_text(self._project)
         from resources_qt.project.table_edit import apply_entries, edit_text  # tomlkit: see table_edit
 
         edited = edit_text(
-            old, lambda doc: apply_entries(doc, entries, full=full, order=["format", "prelude"]), check, what="the top"
+            old, lambda doc: apply_entries(doc, entries, full=full, order=["format", key]), check, what="the top"
         )
         return edited if edited is not None else render.top_text(self._project)
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Protocol, TextIO, runtime_checkable
 
 from PySide6.QtCore import QObject, SignalInstance
 
+from resources_qt.notifications import Notification
 from resources_qt.project import Project, ResourceSpec
 
 if TYPE_CHECKING:  # the window imports this module before first paint: no engine import here
@@ -102,11 +103,7 @@ class StudioController(Protocol):
 
     def stop_http(self) -> None: ...
 
-    def send_resources_changed(self) -> None: ...
-
-    def send_resource_updated(self, uri: str) -> None: ...
-
-    def send_resource_updated_for_session(self, session_id: str, uri: str) -> None: ...
+    def notify(self, notification: Notification) -> None: ...
 
     def sessions(self) -> list[SessionInfo]: ...
 

@@ -1,4 +1,4 @@
-"""`resource-studio serve PROJECT [--http [HOST:]PORT] [--stdio] [--watch] [--bus URL]`: headless serving."""
+"""`resource-studio serve PROJECT [--http [HOST:]PORT] [--stdio] [--watch] [--readers MODE] ...`: headless serving."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from resources_qt.address import parse_http_address
 from resources_qt.bus.cli import BUS_PASSWORD_FILE_HELP, BUS_PASSWORD_HELP, bus_password
@@ -25,7 +25,8 @@ from resources_qt.server.events import ServerEvent, ServerFailed, TransportStopp
 from resources_qt.server.factory import build_server
 from resources_qt.server.logtext import EscapingFormatter
 from resources_qt.server.output_writer import MAX_OUTPUT_FILE_BYTES, OutputFile, OutputWriter
-from resources_qt.snippets import bind_project, create_pool, snippet_resource
+from resources_qt.snippets import SnippetPool, bind_project, snippet_resource
+from resources_qt.snippets.binding import READERS, create_readers
 
 __all__ = ["build_parser", "parse_address", "serve_main"]
 
@@ -33,6 +34,7 @@ logger = logging.getLogger(__name__)
 
 PROG = "resource-studio serve"
 TOKEN_ENV = "RESOURCE_STUDIO_TOKEN"
+THREAD_READERS_NOTICE = "Trusted mode: readers run in threads of the server process: no memory or crash containment"
 
 
 class _UsageError(Exception):
@@ -73,6 +75,13 @@ def build_parser() -> argparse.ArgumentParser:
         f"before it passes {MAX_OUTPUT_FILE_BYTES // (1024 * 1024)} MiB), or 'off' (default: stderr). One line per "
         "printed line, '[resource uri] stdout: text', with control characters, backslashes and what a shell acts "
         "on ($ ` ; & | < >) written as \\xNN escapes",
+    )
+    parser.add_argument(
+        "--readers",
+        choices=READERS,
+        help="where reader snippets run (default: the project's [server] readers, else process): 'process', "
+        "worker processes with memory, crash and timeout containment; 'thread', threads of the server process, "
+        "faster, for trusted projects only: no memory or crash containment, a timed-out snippet runs on",
     )
     parser.add_argument(
         "--log-level", default="warning", choices=["debug", "info", "warning", "error"], help="stderr log level"
@@ -129,7 +138,8 @@ def serve_main(argv: Sequence[str]) -> int:
     except OSError as exc:
         return _fail(f"--snippet-output: {_one_line(exc)}")
     settings = project.server
-    pool = create_pool(project)
+    pool = create_readers(project, readers=args.readers)
+    threaded = not isinstance(pool, SnippetPool)
     watcher: Any = None
     server: ResourceServer | None = None
     live: LiveData | None = None
@@ -145,7 +155,8 @@ def serve_main(argv: Sequence[str]) -> int:
         server = build_server(project, bind_project(project, pool))
         server.set_bus(bus)
         # Data-driven listing and notifications: instances snippets, watched files, interval polling.
-        live = LiveData(server, project, pool)
+        # LiveData names the process pool; it uses only the surface both runners share (SnippetReaders).
+        live = LiveData(server, project, cast(SnippetPool, pool))
         live.start()
         failed = threading.Event()
 
@@ -172,6 +183,8 @@ def serve_main(argv: Sequence[str]) -> int:
             except (OSError, ValueError) as exc:
                 return _fail(_one_line(exc))
             print(f"Serving {settings.name!r} at {url}", file=sys.stderr, flush=True)
+            if threaded:  # after the URL line: scripts read the address off the first line
+                print(THREAD_READERS_NOTICE, file=sys.stderr, flush=True)
             if settings.auth is not None:
                 print(f"Accepting OAuth access tokens of {settings.auth.issuer} for {settings.auth.resource}",
                       file=sys.stderr, flush=True)  # fmt: skip
@@ -187,6 +200,8 @@ def serve_main(argv: Sequence[str]) -> int:
             else:
                 _wait_until_stopped(server)
         else:
+            if threaded:
+                print(THREAD_READERS_NOTICE, file=sys.stderr, flush=True)
             if watcher is not None:
                 watcher.start()
             _settle_heap()

@@ -16,6 +16,7 @@ from mcp.server.context import ServerRequestContext
 from resources_qt.bus.relay import Bus, NotificationRelay
 from resources_qt.bus.urls import redact
 from resources_qt.collection import ChangeKind, Resources
+from resources_qt.notifications import ListChanged, Notification, Updated
 from resources_qt.project.settings_table import setting
 from resources_qt.resource import CacheHint, Resource
 from resources_qt.server import http as http_host
@@ -478,29 +479,23 @@ class ResourceServer:
                 lambda connected: self.emit(BusStateChanged(connected, shown, bus.channel))
             )
 
-    async def send_resources_changed(self, *, key: str | None = None) -> None:
-        """Broadcast notifications/resources/list_changed (no-op unless notifications are enabled).
+    async def notify(self, notification: Notification, *, key: str | None = None) -> None:
+        """Announce `notification` to this server's sessions and, with a bus, every replica's.
 
-        With a bus every replica's listeners get it too. `key` names the change
-        when several replicas may raise it on their own (see NotificationRelay).
+        A no-op unless its switch is on (`notifications` for list_changed, `subscriptions` for updated).
+        What it concerns is dropped from the read cache first, whether or not anything goes out (switched
+        off, the server stopped): what changed must not be served from the cache, now or after a restart.
+        `key` names the change when several replicas may raise it on their own (see NotificationRelay).
         """
-        # Dropped here whether or not anything goes out (switched off, the server stopped): what changed
-        # must not be served from the cache, now or after a restart.
-        self.read_cache.clear()
-        if self.enable_resource_notifications:
-            await self._on_server_loop(lambda: self._broadcast_list_changed(key=key))
-
-    async def send_resource_updated(self, uri: str, *, key: str | None = None) -> None:
-        """Tell every session subscribed to exactly `uri`, on every replica (no-op unless subscriptions are enabled)."""
-        self.read_cache.invalidate(uri)  # the content changed, whoever is told
-        if self.enable_resource_subscriptions:
-            await self._on_server_loop(lambda: self.relay.updated(uri, key=key))
-
-    async def send_resource_updated_for_session(self, session_id: str, uri: str) -> None:
-        """Tell one session (on whichever replica holds it), only if it subscribed to `uri`."""
-        self.read_cache.invalidate(uri)
-        if self.enable_resource_subscriptions:
-            await self._on_server_loop(lambda: self.relay.updated(uri, session_id))
+        if isinstance(notification, Updated):
+            self.read_cache.invalidate(notification.uri)
+        else:
+            self.read_cache.clear()
+        on = self.enable_resource_notifications if notification.capability == "notifications" else (
+            self.enable_resource_subscriptions
+        )
+        if on:
+            await self._on_server_loop(lambda: self._send(notification, key=key))
 
     def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T] | None:
         """Schedule `coro` on the server loop from any thread without waiting.
@@ -537,10 +532,11 @@ class ResourceServer:
         except RuntimeError:
             logger.debug("Notification dropped: the server loop has stopped")
 
-    async def _broadcast_list_changed(self, *, key: str | None = None) -> None:
-        with self._state_lock:
-            self._list_changed_pending = False
-        await self.relay.list_changed(key=key)
+    async def _send(self, notification: Notification, *, key: str | None = None) -> None:
+        if isinstance(notification, ListChanged):
+            with self._state_lock:
+                self._list_changed_pending = False
+        await self.relay.send(notification, key=key)
 
     @contextlib.contextmanager
     def change_key(self, key: str | None) -> Iterator[None]:
@@ -570,7 +566,7 @@ class ResourceServer:
             self._list_changed_pending = True
         try:
             key = getattr(self._change, "key", None)
-            thread.submit(self._broadcast_list_changed(key=f"{key}:list" if key else None))
+            thread.submit(self._send(ListChanged(), key=f"{key}:list" if key else None))
         except RuntimeError:
             with self._state_lock:
                 self._list_changed_pending = False

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from resources_qt.bus.events import BusEvent, ListChanged, Updated
+from resources_qt.notifications import LIST_CHANGED, UPDATED, Notification, Updated
 from resources_qt.server.events import NotificationSent, ServerEvent, Traffic
 from resources_qt.server.outbox import SEND_QUEUE, Outbox
 from resources_qt.server.sessions import Session, SessionRegistry
@@ -17,9 +17,6 @@ from resources_qt.server.sessions import Session, SessionRegistry
 __all__ = ["LIST_CHANGED", "UPDATED", "EngineDelivery", "NotificationListener", "Notifier"]
 
 logger = logging.getLogger(__name__)
-
-LIST_CHANGED = "notifications/resources/list_changed"
-UPDATED = "notifications/resources/updated"
 
 NotificationListener = Callable[[str, str], None]
 """`callback(method, uri)`; uri is "" for list_changed."""
@@ -79,25 +76,24 @@ class Notifier:
             except Exception:
                 logger.exception("Notification listener %r failed on %s", callback, method)
 
-    async def list_changed(self) -> int:
-        """Queue list_changed for every listener; returns how many it was queued for."""
-        self.heard(LIST_CHANGED, "")
-        queued = sum(1 for session in self._registry.list_listeners() if self._queue(session, LIST_CHANGED, ""))
-        self._emit(NotificationSent(method=LIST_CHANGED, uri="", recipients=queued))
-        await asyncio.sleep(0)  # a burst of notifications lets the senders drain between them
-        return queued
+    async def send(self, notification: Notification) -> int:
+        """Queue `notification` for its audience; returns how many sessions it was queued for.
 
-    async def updated(self, uri: str, only: str | None = None) -> int:
-        """Queue updated for every subscriber of exactly `uri`, or only session `only` if it is one."""
-        self.heard(UPDATED, uri)
-        targets = self._registry.subscribers(uri)
-        if only is not None:
-            targets = [s for s in targets if s.id == only]
-        if self._visible is not None and any(s.view is not None for s in targets):
-            targets = self._seeing(uri, targets)
-        queued = sum(1 for session in targets if self._queue(session, UPDATED, uri))
-        self._emit(NotificationSent(method=UPDATED, uri=uri, recipients=queued))
-        await asyncio.sleep(0)
+        list_changed goes to every listener; updated to every subscriber of exactly its URI (only its
+        `session_id`, when it names one).
+        """
+        self.heard(notification.method, notification.uri)
+        if isinstance(notification, Updated):
+            targets = self._registry.subscribers(notification.uri)
+            if notification.session_id is not None:
+                targets = [s for s in targets if s.id == notification.session_id]
+            if self._visible is not None and any(s.view is not None for s in targets):
+                targets = self._seeing(notification.uri, targets)
+        else:
+            targets = self._registry.list_listeners()
+        queued = sum(1 for session in targets if self._queue(session, notification))
+        self._emit(NotificationSent(method=notification.method, uri=notification.uri, recipients=queued))
+        await asyncio.sleep(0)  # a burst of notifications lets the senders drain between them
         return queued
 
     def _seeing(self, uri: str, targets: list[Session]) -> list[Session]:
@@ -112,7 +108,7 @@ class Notifier:
                 seeing.append(session)
         return seeing
 
-    def _queue(self, session: Session, method: str, uri: str) -> bool:
+    def _queue(self, session: Session, notification: Notification) -> bool:
         outbox = session.outbox
         if outbox is None:
             outbox = session.outbox = Outbox(
@@ -123,7 +119,7 @@ class Notifier:
             )
         if outbox.closed:
             return False  # on its way out already
-        if outbox.put(method, uri):
+        if outbox.put(notification):
             return True
         logger.warning(
             "Session %s is not reading its notifications: %d are waiting (the limit); dropping the session",
@@ -134,17 +130,15 @@ class Notifier:
         return False
 
     @staticmethod
-    async def _send(session: Session, method: str, uri: str) -> None:
-        if method == UPDATED:
-            await session.send_updated(uri)
-        else:
-            await session.send_list_changed()
+    async def _send(session: Session, notification: Notification) -> None:
+        await session.send(notification)
 
-    def _sent(self, session: Session, method: str, uri: str) -> None:
+    def _sent(self, session: Session, notification: Notification) -> None:
         if self._observing():
+            method = notification.method
             message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-            if uri:
-                message["params"] = {"uri": uri}
+            if notification.uri:
+                message["params"] = {"uri": notification.uri}
             self._emit(
                 Traffic(time=datetime.now(UTC), session_id=session.id, direction="out", method=method, message=message)
             )
@@ -171,22 +165,16 @@ class EngineDelivery:
         self._notifications = notifications
         self._subscriptions = subscriptions
 
-    async def deliver_list_changed(self) -> int:
-        return await self._notifier.list_changed()
+    async def deliver(self, notification: Notification) -> int:
+        return await self._notifier.send(notification)
 
-    async def deliver_updated(self, uri: str, session_id: str | None) -> int:
-        return await self._notifier.updated(uri, session_id)
-
-    def changed(self, event: BusEvent) -> None:
+    def changed(self, notification: Notification) -> None:
         # Locally an updated / list_changed drops cached answers even when nobody
         # is told (switches off); one from another replica must do the same.
-        if isinstance(event, Updated):
-            self._notifier.heard(UPDATED, event.uri)
-        elif isinstance(event, ListChanged):
-            self._notifier.heard(LIST_CHANGED, "")
+        self._notifier.heard(notification.method, notification.uri)
 
     def holds_session(self, session_id: str) -> bool:
         return self._registry.get(session_id) is not None
 
-    def accepts(self, event: BusEvent) -> bool:
-        return self._notifications() if isinstance(event, ListChanged) else self._subscriptions()
+    def accepts(self, notification: Notification) -> bool:
+        return self._notifications() if notification.capability == "notifications" else self._subscriptions()

@@ -6,6 +6,8 @@ import asyncio
 from collections import deque
 from collections.abc import Awaitable, Callable
 
+from resources_qt.notifications import Notification
+
 __all__ = ["SEND_QUEUE", "Outbox"]
 
 SEND_QUEUE = 1024
@@ -19,7 +21,7 @@ class Outbox:
 
     `put` never waits: a session whose client stops reading only fills its
     own queue, and `put` answers False once `size` are waiting (the caller
-    drops the session). `sent(method, uri)` runs after each send; `failed(error)`
+    drops the session). `sent(notification)` runs after each send; `failed(error)`
     when a send raised, after which the outbox sends nothing more.
     """
 
@@ -27,8 +29,8 @@ class Outbox:
         self,
         *,
         size: int,
-        send: Callable[[str, str], Awaitable[None]],
-        sent: Callable[[str, str], None],
+        send: Callable[[Notification], Awaitable[None]],
+        sent: Callable[[Notification], None],
         failed: Callable[[Exception], None],
     ) -> None:
         if size < 1:
@@ -37,7 +39,7 @@ class Outbox:
         self._send = send
         self._sent = sent
         self._failed = failed
-        self._queue: deque[tuple[str, str]] = deque()
+        self._queue: deque[Notification] = deque()
         self._ready = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._closed = False
@@ -50,13 +52,13 @@ class Outbox:
         """Sending has stopped: closed, or a send failed."""
         return self._closed
 
-    def put(self, method: str, uri: str) -> bool:
-        """Queue `method` for `uri` (on the server loop); False, queueing nothing, when the queue is full."""
+    def put(self, notification: Notification) -> bool:
+        """Queue `notification` (on the server loop); False, queueing nothing, when the queue is full."""
         if self._closed:
             return False
         if len(self._queue) >= self.size:
             return False
-        self._queue.append((method, uri))
+        self._queue.append(notification)
         self._ready.set()
         if self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._run(), name="resources_qt-outbox")
@@ -75,12 +77,12 @@ class Outbox:
                 self._ready.clear()
                 await self._ready.wait()
                 continue
-            method, uri = self._queue.popleft()
+            notification = self._queue.popleft()
             try:
-                await self._send(method, uri)
+                await self._send(notification)
             except Exception as exc:
                 self._closed = True
                 self._queue.clear()
                 self._failed(exc)
                 return
-            self._sent(method, uri)
+            self._sent(notification)

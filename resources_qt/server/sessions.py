@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourcesListChanged, ResourceUpdated
 
+from resources_qt.notifications import Notification, Updated
 from resources_qt.server.events import SessionInfo
 from resources_qt.server.outbox import Outbox
 
@@ -68,12 +69,8 @@ class Session(ABC):
         )
 
     @abstractmethod
-    async def send_updated(self, uri: str) -> None:
-        """Deliver notifications/resources/updated for `uri`."""
-
-    @abstractmethod
-    async def send_list_changed(self) -> None:
-        """Deliver notifications/resources/list_changed."""
+    async def send(self, notification: Notification) -> None:
+        """Deliver `notification` to this session's client."""
 
     def close(self) -> None:  # noqa: B027 - optional: only listen streams have something to end
         """Ask the transport side to end this subscriber (server stop)."""
@@ -100,11 +97,12 @@ class LegacySession(Session):
         self.ender: Callable[[], None] | None = None
         """Closes the session's streams and ends it (set by the engine for HTTP sessions)."""
 
-    async def send_updated(self, uri: str) -> None:
-        await self.connection.send_resource_updated(uri)
-
-    async def send_list_changed(self) -> None:
-        await self.connection.send_resource_list_changed()
+    async def send(self, notification: Notification) -> None:
+        # The SDK's connection has one helper per method: the one place a kind picks its wire call.
+        if isinstance(notification, Updated):
+            await self.connection.send_resource_updated(notification.uri)
+        else:
+            await self.connection.send_resource_list_changed()
 
     def end(self) -> None:
         # Over stdio the one session is the process's client: it leaves the registry, the wire stays.
@@ -122,11 +120,11 @@ class ListenSession(Session):
         self.bus = bus
         self.closer: Any = None
 
-    async def send_updated(self, uri: str) -> None:
-        await self.bus.publish(ResourceUpdated(uri))
-
-    async def send_list_changed(self) -> None:
-        await self.bus.publish(ResourcesListChanged())
+    async def send(self, notification: Notification) -> None:
+        if isinstance(notification, Updated):
+            await self.bus.publish(ResourceUpdated(notification.uri))
+        else:
+            await self.bus.publish(ResourcesListChanged())
 
     def close(self) -> None:
         if self.closer is not None:

@@ -26,6 +26,7 @@ from resources_qt.snippets.protocol import (
     Ready,
     Reply,
     Shutdown,
+    ValueDone,
     WorkerConfig,
 )
 from resources_qt.snippets.worker import worker_main
@@ -209,7 +210,7 @@ class WorkerProcess:
                 outgoing = call
                 if not self._send(call):
                     return self._death(call)
-            elif isinstance(message, ReadDone | CompleteDone | Failed):
+            elif isinstance(message, ReadDone | CompleteDone | ValueDone | Failed):
                 if isinstance(message, Failed) and message.reason == "memory":
                     self.kill()
                 return message

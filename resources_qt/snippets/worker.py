@@ -43,6 +43,7 @@ import contextlib
 import ctypes
 import gc
 import inspect
+import json
 import os
 import signal
 import sys
@@ -63,6 +64,7 @@ from resources_qt.snippets.protocol import (
     Call,
     CompleteCall,
     CompleteDone,
+    EntryCall,
     Failed,
     NeedSource,
     Output,
@@ -71,7 +73,9 @@ from resources_qt.snippets.protocol import (
     Ready,
     Shutdown,
     Stream,
+    ValueDone,
     WorkerConfig,
+    call_kind,
 )
 from resources_qt.snippets.runtime import (
     MissingSource,
@@ -86,6 +90,8 @@ __all__ = ["MAX_COMPLETIONS", "worker_main"]
 MAX_COMPLETIONS = 10_000
 """Values a completion snippet may send back. MCP shows a client at most 100; the server sends the first
 100 with the real `total` and `hasMore`, so more than 100 must come back for the count to be true."""
+
+_dumps = json.dumps  # bound before any snippet runs: a patched json cannot change an answer's text
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
@@ -173,14 +179,16 @@ class _Worker:
         self._runtime = SnippetRuntime()
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    def handle(self, call: Call) -> ReadDone | CompleteDone | Failed | NeedSource:
-        name = "read" if isinstance(call, ReadCall) else "complete"
+    def handle(self, call: Call) -> ReadDone | CompleteDone | ValueDone | Failed | NeedSource:
+        name = call_kind(call).function or "read"  # a kind without an entry is never sent (the pool refuses)
         self._capture.begin(call.key)
         try:
             self._runtime.sync_prelude(call.prelude_digest, call.prelude)
             fn = self._runtime.function(name, call.key, call.digest, call.source)
             if isinstance(call, ReadCall):
                 return self._read(call, fn)
+            if isinstance(call, EntryCall):
+                return self._value(call, fn)
             assert isinstance(call, CompleteCall)
             return self._complete(call, fn)
         except MissingSource as missing:
@@ -236,6 +244,17 @@ class _Worker:
             if len(values) == MAX_COMPLETIONS:
                 break
         return CompleteDone(values)
+
+    def _value(self, call: EntryCall, fn: Callable[..., Any]) -> ValueDone | Failed:
+        """The entry's result as JSON text, refused here past its kind's caps: only the size is sent."""
+        kind = call_kind(call)
+        result = self._resolve(fn(*call.args))
+        if kind.max_items and isinstance(result, list) and len(result) > kind.max_items:
+            return Failed("result", kind.too_many(len(result)))
+        text = _dumps(result, default=str)
+        if kind.max_bytes and len(text) > kind.max_bytes:
+            return Failed("result", kind.too_large(len(text)))
+        return ValueDone(text)
 
     def _resolve(self, result: object) -> object:
         if not inspect.isawaitable(result):

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from resources_qt.notifications import ListChanged, Updated, can_send
 from studio.look.icons import icon
 from studio.serving.client_config import ClientConfigView
 from studio.serving.sessions_view import SessionsModel, SessionsView
@@ -43,9 +44,9 @@ class ServerPanel(QWidget):
         stop_requested(): the user pressed Stop (HTTP; stdio keeps serving).
         capabilities_changed(bool notifications, bool subscriptions): a capability switch flipped.
         announce_edits_changed(bool on): the "announce edits" switch flipped.
-        list_changed_requested(): send notifications/resources/list_changed to every session.
-        updated_requested(str uri): send notifications/resources/updated to every subscriber of uri.
-        session_updated_requested(str session_id, str uri): the same, to the selected session only.
+        notification_requested(Notification notification): send it: ListChanged() to every session,
+            Updated(uri) to every subscriber of uri, Updated(uri, session_id=...) to the selected session only
+            (a union Qt cannot name, so `object`).
         url_copied(str url): the server URL went to the clipboard.
         token_changed(str token): the bearer token field changed (stripped; "" for none).
     """
@@ -54,9 +55,7 @@ class ServerPanel(QWidget):
     stop_requested = Signal()
     capabilities_changed = Signal(bool, bool)
     announce_edits_changed = Signal(bool)
-    list_changed_requested = Signal()
-    updated_requested = Signal(str)
-    session_updated_requested = Signal(str, str)
+    notification_requested = Signal(object)
     url_copied = Signal(str)
     token_changed = Signal(str)
 
@@ -238,7 +237,7 @@ class ServerPanel(QWidget):
         self.announce_check.toggled.connect(self.announce_edits_changed)
         self.notify_updated_button.clicked.connect(self._on_notify_updated_clicked)
         self.notify_session_button.clicked.connect(self._on_notify_session_clicked)
-        self.notify_list_button.clicked.connect(self.list_changed_requested)
+        self.notify_list_button.clicked.connect(self._on_notify_list_clicked)
         self.notify_uri.editTextChanged.connect(self._on_notify_uri_edited)
         self.sessions_view.session_selected.connect(self._on_session_selected)
         sessions.subscriptions_changed.connect(self._on_subscriptions_changed)
@@ -441,11 +440,12 @@ class ServerPanel(QWidget):
         self.copy_url_button.setEnabled(self._running and self._url.startswith("http"))
         has_uri = bool(self.notify_uri.currentText().strip())
         subscriptions = self.subscriptions_check.isChecked()
-        self.notify_updated_button.setEnabled(serving and subscriptions and has_uri)
-        self.notify_session_button.setEnabled(
-            serving and subscriptions and has_uri and bool(self.sessions_view.selected_session_id())
-        )
-        self.notify_list_button.setEnabled(serving and self.notifications_check.isChecked())
+        switches = {"running": serving, "notifications": self.notifications_check.isChecked(),
+                    "subscriptions": subscriptions}  # fmt: skip
+        updated = can_send(Updated, **switches) and has_uri
+        self.notify_updated_button.setEnabled(updated)
+        self.notify_session_button.setEnabled(updated and bool(self.sessions_view.selected_session_id()))
+        self.notify_list_button.setEnabled(can_send(ListChanged, **switches))
         self._update_hint(has_uri=has_uri, subscriptions=subscriptions)
 
     def _update_hint(self, *, has_uri: bool, subscriptions: bool) -> None:
@@ -490,17 +490,21 @@ class ServerPanel(QWidget):
         )
 
     @Slot()
+    def _on_notify_list_clicked(self) -> None:
+        self.notification_requested.emit(ListChanged())
+
+    @Slot()
     def _on_notify_updated_clicked(self) -> None:
         uri = self.notify_uri_text()
         if uri:
-            self.updated_requested.emit(uri)
+            self.notification_requested.emit(Updated(uri))
 
     @Slot()
     def _on_notify_session_clicked(self) -> None:
         uri = self.notify_uri_text()
         session = self.sessions_view.selected_session_id()
         if uri and session:
-            self.session_updated_requested.emit(session, uri)
+            self.notification_requested.emit(Updated(uri, session_id=session))
 
     @Slot(str)
     def _on_notify_uri_edited(self, _text: str) -> None:

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from resources_qt.errors import ValidationError
 from resources_qt.project import ResourceSpec
+from resources_qt.snippets.kinds import COMPLETION, INSTANCES, KINDS, PRELUDE, READER
 from resources_qt.templates import compile_template
 from studio.builder.resource_form import ResourceForm
 from studio.code.snippet_editor import SnippetEditor
@@ -37,7 +38,9 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["INSTANCES_TAB", "OUTPUT_MAX_LINES", "ResourceEditor", "instances_placeholder"]
 
-READER_TAB, COMPLETIONS_TAB, INSTANCES_TAB, PRELUDE_TAB = 0, 1, 2, 3
+READER_TAB, COMPLETIONS_TAB, INSTANCES_TAB, PRELUDE_TAB = (
+    KINDS.index(kind) for kind in (READER, COMPLETION, INSTANCES, PRELUDE)
+)  # the tabs are added in the registry's order
 BUILDER_WIDTH, MIN_CODE_WIDTH, MIN_SIDE_WIDTH = 340, 400, 330
 _COMPLETIONS_TIP = "Completion snippets are for URI templates: a direct resource has no variables to complete"
 _INSTANCES_TIP = "Instances are for URI templates: a direct resource is its own one instance"
@@ -119,8 +122,8 @@ class ResourceEditor(QWidget):
             heading="<code>def read(uri, params)</code> returns text, bytes, JSON-able data or "
             "<code>ResourceContent</code>",
             placeholder="def read(uri, params):\n    return f'Hello from {uri}'",
-            function="read",
-            required=True,
+            function=READER.function,
+            required=READER.required,
             object_name="snippetEditor",
             parent=self,
         )
@@ -128,8 +131,8 @@ class ResourceEditor(QWidget):
             heading="<code>def complete(name, value, context)</code> suggests values for a template variable "
             "(optional)",
             placeholder="def complete(name, value, context):\n    return [v for v in VALUES if v.startswith(value)]",
-            function="complete",
-            required=False,
+            function=COMPLETION.function,
+            required=COMPLETION.required,
             object_name="completeEditor",
             parent=self,
         )
@@ -137,16 +140,16 @@ class ResourceEditor(QWidget):
             heading="<code>def instances()</code> lists the template's concrete URIs in resources/list "
             "(optional)",
             placeholder=instances_placeholder([]),
-            function="instances",
-            required=False,
+            function=INSTANCES.function,
+            required=INSTANCES.required,
             object_name="instancesEditor",
             parent=self,
         )
         self.prelude_pane = SnippetPane(
             heading="Code shared by every snippet of the project: imports, helpers, data",
             placeholder="import json\n\nDATA = {...}",
-            function=None,
-            required=False,
+            function=PRELUDE.function,
+            required=PRELUDE.required,
             object_name="preludeEditor",
             parent=self,
         )
@@ -161,10 +164,10 @@ class ResourceEditor(QWidget):
         # Too narrow for every tab: names shorten rather than a tab scrolling out of sight.
         self.snippet_tabs.setUsesScrollButtons(False)
         self.snippet_tabs.setElideMode(Qt.TextElideMode.ElideRight)
-        self.snippet_tabs.addTab(self.reader_pane, "Reader")
-        self.snippet_tabs.addTab(self.complete_pane, "Completions")
-        self.snippet_tabs.addTab(self.instances_pane, "Instances")
-        self.snippet_tabs.addTab(self.prelude_pane, "Prelude")
+        panes = {READER: self.reader_pane, COMPLETION: self.complete_pane, INSTANCES: self.instances_pane,
+                 PRELUDE: self.prelude_pane}  # fmt: skip
+        for kind in KINDS:
+            self.snippet_tabs.addTab(panes[kind], kind.label)
         self.builder_button = QToolButton(self)
         self.builder_button.setObjectName("builderToggle")
         self.builder_button.setText("Builder")

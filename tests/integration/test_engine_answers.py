@@ -14,6 +14,7 @@ import httpx
 import mcp_types as types
 import pytest
 
+from resources_qt.notifications import ListChanged
 from resources_qt.server import ResourceServer
 from resources_qt.server.event_store import SESSION_BYTES, SESSION_EVENTS_PER_STREAM, BoundedEventStore
 from resources_qt.server.loopthread import loop_kind, new_loop
@@ -121,7 +122,7 @@ def test_a_dropped_get_stream_resumes_with_last_event_id(live_server: ResourceSe
     assert live_server.url is not None
 
     def list_changed() -> None:
-        asyncio.run(live_server.send_resources_changed())
+        asyncio.run(live_server.notify(ListChanged()))
 
     with httpx.Client(timeout=10.0) as http:
         session = _initialize(http, live_server.url)

@@ -16,6 +16,7 @@ from helpers.waiting import eventually_async
 from mcp.shared.subscriptions import ResourceUpdated
 
 from resources_qt import Resources
+from resources_qt.notifications import Updated
 from resources_qt.server import ResourceServer
 
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")]
@@ -42,8 +43,8 @@ def server() -> Iterator[ResourceServer]:
 async def _edit(server: ResourceServer, uris: list[str]) -> None:
     # What saving a template resource does: updated for every subscribed URI it serves, the victim's among them.
     for uri in uris:
-        await server.send_resource_updated(uri)
-    await server.send_resource_updated(VICTIM)
+        await server.notify(Updated(uri))
+    await server.notify(Updated(VICTIM))
 
 
 @asynccontextmanager

@@ -14,6 +14,7 @@ from stress_client import Session
 from stress_support import scaled
 
 from resources_qt import Resources
+from resources_qt.notifications import Updated
 from resources_qt.server import ResourceServer
 
 pytestmark = [pytest.mark.stress, pytest.mark.anyio]
@@ -41,8 +42,8 @@ def server() -> Iterator[ResourceServer]:
 
 async def _edit(server: ResourceServer, uris: list[str]) -> None:
     for uri in uris:
-        await server.send_resource_updated(uri)
-    await server.send_resource_updated(VICTIM)
+        await server.notify(Updated(uri))
+    await server.notify(Updated(VICTIM))
 
 
 async def test_stalled_readers_are_dropped_and_every_reader_gets_every_edit(server: ResourceServer) -> None:
@@ -62,7 +63,7 @@ async def test_stalled_readers_are_dropped_and_every_reader_gets_every_edit(serv
             stack.push_async_callback(session.close)
         # A GET stream delivers from a moment after its headers: prime until every reader has heard one.
         while not all(s.updates[PRIME] for s in sessions):
-            await server.send_resource_updated(PRIME)
+            await server.notify(Updated(PRIME))
             await asyncio.sleep(0.05)
         stalled = [await stack.enter_async_context(StalledClient(url, uris)) for _ in range(attackers)]
         ids = {a.session_id for a in stalled}

@@ -12,6 +12,7 @@ from helpers.waiting import eventually_async
 from mcp.shared.exceptions import MCPError
 
 from resources_qt import Resource, Resources
+from resources_qt.notifications import ListChanged, Notification, Updated
 from resources_qt.project import Project, ResourceSpec, ServerSettings
 from resources_qt.server import ResourceServer
 from resources_qt.server.completion import complete_values
@@ -149,13 +150,10 @@ class _Recording(Session):
         self.broken = broken
         self.sent: list[str] = []
 
-    async def send_updated(self, uri: str) -> None:
+    async def send(self, notification: Notification) -> None:
         if self.broken:
             raise ConnectionResetError("peer gone")
-        self.sent.append(uri)
-
-    async def send_list_changed(self) -> None:
-        await self.send_updated("*")
+        self.sent.append(notification.uri or "*")
 
 
 @pytest.mark.allow_error_logs  # the logged error is what the test provokes
@@ -168,10 +166,10 @@ def test_a_failing_session_is_dropped_and_the_others_still_notified() -> None:
         events: list[Any] = []
         notifier = Notifier(registry=registry, emit=events.append, observing=lambda: True,
                             drop_session=registry.remove)
-        assert await notifier.updated("x://1") == 2  # queued for both; the failure shows when it is sent
+        assert await notifier.send(Updated("x://1")) == 2  # queued for both; the failure shows when it is sent
         await eventually_async(lambda: good.sent == ["x://1"] and registry.get("bad") is None, 5)
-        assert await notifier.updated("x://1", only="good") == 1
-        assert await notifier.list_changed() == 1
+        assert await notifier.send(Updated("x://1", session_id="good")) == 1
+        assert await notifier.send(ListChanged()) == 1
         await eventually_async(lambda: good.sent == ["x://1", "x://1", "*"], 5)
         sent = [e for e in events if isinstance(e, NotificationSent)]
         assert [(e.method, e.uri, e.recipients) for e in sent] == [
@@ -191,7 +189,7 @@ def test_a_failing_session_is_dropped_and_the_others_still_notified() -> None:
 class _Stuck(_Recording):
     """A subscriber whose client stopped reading: every send waits forever."""
 
-    async def send_updated(self, uri: str) -> None:
+    async def send(self, notification: Notification) -> None:
         await asyncio.Event().wait()
 
 
@@ -213,7 +211,7 @@ def test_a_session_that_stops_reading_delays_no_one_and_is_dropped_once_its_outb
 
         notifier = Notifier(registry=registry, emit=lambda e: None, observing=lambda: False, drop_session=end,
                             queue_size=lambda: 4)
-        counts = [await notifier.updated("x://1") for _ in range(7)]
+        counts = [await notifier.send(Updated("x://1")) for _ in range(7)]
         await eventually_async(lambda: len(good.sent) == 7, 5)
         # One send under way plus 4 waiting: the 6th finds the outbox full.
         assert counts == [2, 2, 2, 2, 2, 1, 1]
