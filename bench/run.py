@@ -33,6 +33,7 @@ SUITES: dict[str, str] = {
     "instances": "bench.instances_bench",
     "helpers": "bench.helper_start_bench",
     "lint": "bench.lint_bench",
+    "auth": "bench.auth_bench",
 }
 
 

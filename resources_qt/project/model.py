@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from resources_qt.errors import ValidationError
 from resources_qt.live.patterns import pattern_problem
+from resources_qt.project.auth_settings import AuthConfig, scopes_problem
 from resources_qt.project.settings_table import CACHE_TTL_MAX_MS, SETTINGS, default
 from resources_qt.resource import Annotations, CacheHint, Icon, Reader, Resource
 from resources_qt.snippets.kinds import RESOURCE_KINDS
@@ -87,6 +88,8 @@ class ServerSettings:
     max_sessions: int = default("max_sessions")
     session_idle_timeout: float = default("session_idle_timeout")
     mask_errors: bool = default("mask_errors")
+    auth: AuthConfig | None = None
+    """The `[server.auth]` sub-table (declared in `auth_settings`): None serves HTTP without OAuth."""
 
     def validate(self) -> None:
         """Raise `ValidationError` (-32602) naming the first invalid setting (its `field` is the key)."""
@@ -102,6 +105,10 @@ class ServerSettings:
             message = row.problem(getattr(self, row.key))
             if message is not None:
                 return row.key, message
+        if self.auth is not None:
+            if not isinstance(self.auth, AuthConfig):
+                return "auth", f"auth must be an AuthConfig, not {type(self.auth).__name__}"
+            return self.auth.problem()
         return None
 
     @property
@@ -181,6 +188,9 @@ class ResourceSpec:
     complete: str = ""
     """Snippet source of `def complete(name, value, context)` for dynamic completions."""
     cache: CacheHint | None = None
+    scopes: list[str] = field(default_factory=list)
+    """OAuth scopes a caller's token needs to list, read, subscribe to or complete this resource (HTTP with
+    `[server.auth]`; stdio and HTTP without it see everything)."""
     unchecked_values: bool = False
     """Opt-out of the template value checks (no `/` in a simple `{var}`, no `..`, NUL or absolute path)."""
     watch: WatchSpec | None = None
@@ -228,6 +238,9 @@ class ResourceSpec:
         for sample in self.samples:
             if not sample.strip():
                 raise ValidationError(f"Resource {self.name!r}: a sample URI is empty", field="samples")
+        scopes = scopes_problem(self.scopes, "scopes")
+        if scopes is not None:
+            raise ValidationError(f"Resource {self.name!r}: {scopes}", field="scopes")
         if self.watch is not None:
             problem = self.watch.problem()
             if problem is not None:
@@ -271,6 +284,7 @@ class ResourceSpec:
         twin = copy.copy(self)
         twin.icons = list(self.icons)
         twin.samples = list(self.samples)
+        twin.scopes = list(self.scopes)
         twin.completions = {name: list(values) for name, values in self.completions.items()}
         if self.watch is not None:
             twin.watch = WatchSpec(files=list(self.watch.files), interval=self.watch.interval)

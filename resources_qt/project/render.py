@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from resources_qt.errors import ValidationError
+from resources_qt.project.auth_settings import auth_entries
 from resources_qt.project.model import FORMAT_VERSION, Project, ResourceSpec, ServerSettings
 from resources_qt.snippets.kinds import KINDS, PRELUDE, RESOURCE_KINDS
 from resources_qt.testing.spec import TestSpec, test_to_dict
@@ -48,6 +49,7 @@ RESOURCE_ORDER = (
     "annotations",
     "completions",
     "cache",
+    "scopes",
     "unchecked_values",
     "watch",
     *(kind.key for kind in RESOURCE_KINDS_LAST),
@@ -173,11 +175,20 @@ def top_text(project: Project) -> str:
     return text
 
 
+SERVER_TABLES = ("auth",)
+"""`[server]` fields written as sub-tables (`[server.auth]`), not as keys."""
+
+
 def server_entries(server: ServerSettings) -> dict[str, Any]:
-    """The `[server]` keys to write: the name, and every setting that differs from its default."""
+    """The `[server]` keys to write: the name, and every setting that differs from its default.
+
+    Sub-tables (`[server.auth]`: `auth_entries`) are not among them.
+    """
     defaults = ServerSettings()
     out: dict[str, Any] = {}
     for name in ServerSettings.__dataclass_fields__:
+        if name in SERVER_TABLES:
+            continue
         item = getattr(server, name)
         if name == "name" or (item != getattr(defaults, name) and item is not None):
             out[name] = item
@@ -185,7 +196,11 @@ def server_entries(server: ServerSettings) -> dict[str, Any]:
 
 
 def server_text(server: ServerSettings) -> str:
-    return _lines("[server]", server_entries(server))
+    text = _lines("[server]", server_entries(server))
+    auth = auth_entries(server.auth)
+    if auth:
+        text += "\n" + _lines("[server.auth]", auth)
+    return text
 
 
 def resource_entries(spec: ResourceSpec) -> dict[str, Any]:
@@ -222,6 +237,8 @@ def resource_entries(spec: ResourceSpec) -> dict[str, Any]:
         out["completions"] = {name: list(values) for name, values in spec.completions.items()}
     if spec.cache is not None:
         out["cache"] = {"ttl_ms": spec.cache.ttl_ms, "scope": spec.cache.scope}
+    if spec.scopes:
+        out["scopes"] = list(spec.scopes)
     if spec.unchecked_values:
         out["unchecked_values"] = True
     if spec.watch is not None and not spec.watch.is_empty:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from resources_qt.errors import ValidationError
 from resources_qt.project import render
 from resources_qt.project.atomic import write_atomic
+from resources_qt.project.auth_settings import auth_entries
 from resources_qt.project.layout import Group, Layout
 from resources_qt.project.loader import read_resource_table, read_server_table
 from resources_qt.project.model import Project, ResourceSpec, ServerSettings
@@ -44,6 +45,7 @@ _RESOURCE_EMPTY: dict[str, Any] = {
     "annotations": {},
     "completions": {},
     "cache": None,
+    "scopes": [],
     "unchecked_values": False,
     "watch": None,
     **{kind.key: "" for kind in RESOURCE_KINDS},
@@ -206,7 +208,9 @@ class _Renderer:
         if olds and olds[0].fingerprint == fingerprint:
             text = olds[0].text
         elif olds:
+            auth = auth_entries(server.auth)
             full = {name: getattr(server, name) for name in ServerSettings.__dataclass_fields__}
+            full["auth"] = auth or None
             entries = render.server_entries(server)
 
             def check(edited: str) -> bool:
@@ -214,12 +218,22 @@ class _Renderer:
 
             from resources_qt.project.table_edit import apply_entries, edit_text, table_of
 
-            text = edit_text(
-                olds[0].text,
-                lambda doc: apply_entries(table_of(doc["server"]), entries, full=full, order=list(full)),
-                check,
-                what="[server]",
-            )
+            def edit(doc: tomlkit.TOMLDocument) -> None:
+                table = table_of(doc["server"])
+                # `[server.auth]` edited where it stands (its comments kept) or, when new, added as a table.
+                kept = auth and "auth" in table
+                apply_entries(table, {**entries, "auth": auth} if kept else entries, full=full, order=list(full))
+                if auth and "auth" not in table:
+                    import tomlkit
+
+                    added = tomlkit.table()
+                    for name, item in auth.items():
+                        added.add(name, item)
+                    if olds[0].text.endswith("\n\n"):
+                        added.add(tomlkit.nl())  # the blank line that set the table off from the next one
+                    table.add("auth", added)
+
+            text = edit_text(olds[0].text, edit, check, what="[server]")
         self._add(_Piece("server", text or fingerprint, fingerprint), fresh=text is None)
 
     def _emit_resource(self, spec: ResourceSpec, old: Group | None) -> None:

@@ -7,7 +7,7 @@ import concurrent.futures
 import copy
 import logging
 import threading
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
@@ -22,6 +22,7 @@ from resources_qt.qt.engine_parts import EngineParts, build_engine, import_engin
 from resources_qt.qt.facade_events import CompletionsDone, PreviewDone, TransportFailed, event_emitters
 from resources_qt.qt.pump import EventPump
 from resources_qt.resource import Resource
+from resources_qt.server.auth.visibility import ScopePolicy, reading_as
 from resources_qt.server.completion import complete_values
 from resources_qt.server.events import (
     ServerEvent,
@@ -136,6 +137,7 @@ class ServerController(QObject):
         self._side_loop: LoopThread | None = None
         self._side_stop: asyncio.Event | None = None
         self._shut = False
+        self._read_as: tuple[str, ...] | None = None
 
     # -- properties ------------------------------------------------------------------
 
@@ -227,9 +229,11 @@ class ServerController(QObject):
             self._apply_settings(new)
             if old.prelude != new.prelude:
                 self._pool.set_prelude(new.prelude)
+            self._scopes_before(new.resources)
             summary = apply_project(self._resources, old, new, self._make)
             self._project = new
             self._specs = {spec.name: spec for spec in served_specs(self._resources, old, new, summary)}
+            self._scopes_after()
             self._update_live()
             self._announce(summary)
         if summary.refused:
@@ -245,6 +249,7 @@ class ServerController(QObject):
         if spec is not None:
             spec.validate()
         with self._lock:
+            self._scopes_before([spec] if spec is not None else [])
             summary = apply_spec(self._resources, old, spec, self._make)
             if old is not None:
                 self._specs.pop(old.name, None)
@@ -252,6 +257,7 @@ class ServerController(QObject):
                 # A copy: the caller may keep editing its spec, and the next call must see that as a change.
                 self._specs[spec.name] = copy.deepcopy(spec)
             self._project.resources = list(self._specs.values())
+            self._scopes_after()
             self._update_live()
             self._announce(summary)
 
@@ -285,11 +291,21 @@ class ServerController(QObject):
             if not server.is_running:
                 for name, value in settings_for(settings, "capabilities").items():
                     setattr(server, name, value)
+                server.access.config = settings.auth  # like the capabilities: taken at the next start
         self._pool.configure(**settings_for(settings, "pool", live_only=True))
         folder = project_folder(project)
         if folder is not None:
             # Saved under a new name: snippets run in (and PROJECT_DIR names) the new folder.
             self._pool.configure(project_dir=folder)
+
+    def _scopes_before(self, specs: list[ResourceSpec]) -> None:
+        # Under the lock: no version of an edited resource serves for a moment with fewer scopes than it asks.
+        if self._engine is not None:
+            self._engine.server.access.scopes.tighten(ScopePolicy.of_specs(specs))
+
+    def _scopes_after(self) -> None:
+        if self._engine is not None:
+            self._engine.server.access.scopes.replace(ScopePolicy.of_specs(self._specs.values()))
 
     def _update_live(self) -> None:
         # Under the lock. On the control thread: restarting a watcher waits for its thread, which the GUI must not.
@@ -416,12 +432,24 @@ class ServerController(QObject):
     def preview(self, uri: str) -> None:
         """Read `uri` as a client would; the outcome arrives as preview_finished."""
 
+        read_as = self._read_as
+        visible = reading_as(self._specs.values(), read_as) if read_as is not None else None
+
         async def run() -> None:
             # The collection the engine serves (or will): the same read, resolution and error mapping.
-            outcome = await preview_read(self._resources, uri)
+            outcome = await preview_read(self._resources, uri, visible=visible)
             self._pump.push_now(PreviewDone(outcome))  # a user is waiting: no batching delay
 
         self._run_off_gui(run)
+
+    def set_read_as(self, scopes: Sequence[str] | None) -> None:
+        """Previews read as an HTTP caller whose token holds `scopes` (None: as the studio, seeing everything)."""
+        self._read_as = tuple(scopes) if scopes is not None else None
+
+    def listed_as(self, scopes: Sequence[str]) -> list[str]:
+        """The served resources and templates (names) a caller holding `scopes` lists (instances follow theirs)."""
+        visible = reading_as(self._specs.values(), scopes)
+        return [name for name in self._specs if visible(name)]
 
     @Slot(str, str, str, str, dict)
     def complete(

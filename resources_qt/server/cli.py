@@ -18,7 +18,8 @@ from resources_qt.bus.cli import BUS_PASSWORD_FILE_HELP, BUS_PASSWORD_HELP, bus_
 from resources_qt.bus.redis_bus import RedisBus
 from resources_qt.bus.urls import BUS_ENV, BusDependencyError, default_channel, redact
 from resources_qt.live import LiveData
-from resources_qt.project import ProjectError, load_project
+from resources_qt.project import Project, ProjectError, load_project
+from resources_qt.server.auth.access import combined_with_token
 from resources_qt.server.engine import ResourceServer
 from resources_qt.server.events import ServerEvent, ServerFailed, TransportStopped
 from resources_qt.server.factory import build_server
@@ -125,6 +126,8 @@ def serve_main(argv: Sequence[str]) -> int:
         if args.stdio and args.token and not args.http:
             raise _UsageError("--token applies to --http only")
         project = load_project(args.project)
+        if address is not None:
+            _check_authorization(project, token)
         bus = _make_bus(args, project.server.name)
     except _UsageError as exc:
         return _fail(str(exc))
@@ -182,6 +185,9 @@ def serve_main(argv: Sequence[str]) -> int:
             print(f"Serving {settings.name!r} at {url}", file=sys.stderr, flush=True)
             if threaded:  # after the URL line: scripts read the address off the first line
                 print(THREAD_READERS_NOTICE, file=sys.stderr, flush=True)
+            if settings.auth is not None:
+                print(f"Accepting OAuth access tokens of {settings.auth.issuer} for {settings.auth.resource}",
+                      file=sys.stderr, flush=True)  # fmt: skip
             _settle_heap()
             if bus is not None:
                 shared = f"Sharing notifications on {redact(bus.url)} channel {bus.channel!r}"
@@ -216,6 +222,20 @@ def serve_main(argv: Sequence[str]) -> int:
             writer.close()
         if output_sink is not None and output_sink is not sys.stderr:
             output_sink.close()
+
+
+def _check_authorization(project: Project, token: str | None) -> None:
+    """`[server.auth]` and a static token are refused together; scopes without `[server.auth]` are warned of."""
+    try:
+        combined_with_token(project.server.auth, token)
+    except ValueError as exc:
+        raise _UsageError(str(exc)) from None
+    scoped = [spec.name for spec in project.resources if spec.scopes]
+    if scoped and project.server.auth is None:
+        logger.warning(
+            "%d resources declare scopes (%s) but the project has no [server.auth]: every HTTP client sees them",
+            len(scoped), ", ".join(scoped[:5]) + (", ..." if len(scoped) > 5 else ""),
+        )  # fmt: skip
 
 
 def _open_output_sink(where: str | None) -> TextIO | OutputFile | None:

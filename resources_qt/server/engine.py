@@ -20,6 +20,7 @@ from resources_qt.notifications import ListChanged, Notification, Updated
 from resources_qt.project.settings_table import setting
 from resources_qt.resource import CacheHint, Resource
 from resources_qt.server import http as http_host
+from resources_qt.server.auth.access import Access
 from resources_qt.server.events import (
     BusStateChanged,
     Observer,
@@ -141,7 +142,10 @@ class ResourceServer:
         self.listing = ListingCache(resources)
         self.registry = SessionRegistry()
         self.middleware = EngineMiddleware(self)
+        self.access = Access(resources)
+        """`[server.auth]` (set `access.config` before `start_http`) and the scopes each resource needs."""
         self.notifier = Notifier(
+            visible=self.access.visible_to,
             registry=self.registry,
             emit=self.emit,
             observing=lambda: self.observing,
@@ -257,13 +261,17 @@ class ResourceServer:
 
         A stdio transport being served keeps running beside it (same collection, sessions and pool).
 
+        With `access.config` (`[server.auth]`) set, HTTP callers need an OAuth access token from its issuer
+        instead (`resources_qt.server.auth`), and see the resources their token's scopes allow.
+
         Raises:
-            ValueError: a non-loopback host without a token.
+            ValueError: a non-loopback host without a token or `[server.auth]`; a token with `[server.auth]`.
             OSError: the port is busy or the address unusable.
             RuntimeError: serving HTTP already, still stopping, or the server failed to start.
         """
         self._host.check_can_start("http")
-        http_host.check_bind(host, token)
+        oauth = self.access.http_auth(path=http_host.MCP_PATH, token=token)
+        http_host.check_bind(host, token, oauth=oauth is not None)
         sock = http_host.bind_socket(host, port)
         try:
             bound = sock.getsockname()[1]
@@ -277,8 +285,9 @@ class ResourceServer:
                 max_request_body_size=self.max_request_body_size,
                 session_idle_timeout=self.session_idle_timeout,
                 max_sessions=self.max_sessions,
-                extra_hosts=allowed_hosts,
+                extra_hosts=[*allowed_hosts, *(oauth.hosts() if oauth is not None else ())],
                 streams=self.streams,
+                oauth=oauth,
             )
         except BaseException:
             sock.close()
@@ -398,6 +407,7 @@ class ResourceServer:
         params: Mapping[str, Any] = ctx.params or {}
         info: Mapping[str, Any] = params.get("clientInfo") or {}
         version = result.get("protocolVersion", "") if isinstance(result, Mapping) else ""
+        caller = self.access.caller(ctx)
         session = LegacySession(
             connection=connection,
             session_id=session_id,
@@ -405,7 +415,12 @@ class ResourceServer:
             client_name=str(info.get("name", "")),
             client_version=str(info.get("version", "")),
             protocol_version=str(version or params.get("protocolVersion", "")),
+            view=caller.view,
+            subject=caller.subject,
+            client_id=caller.client_id,
         )
+        if caller.subject or caller.client_id:
+            logger.info("Session %s opened for %r (client %r)", session_id, caller.subject, caller.client_id)
         if session.transport == "http":
             session.ender = lambda: self._end_http_session(session_id)
         self.registry.add(session)

@@ -40,8 +40,11 @@ class Notifier:
         observing: Callable[[], bool],
         drop_session: Callable[[str], None],
         queue_size: Callable[[], int] = lambda: SEND_QUEUE,
+        visible: Callable[[str, frozenset[str]], bool] | None = None,
     ) -> None:
         self._registry = registry
+        # Whether a subscriber seeing by a view (its token's scopes) may see `uri`: others are not told.
+        self._visible = visible
         self._emit = emit
         self._observing = observing
         self._drop_session = drop_session
@@ -84,12 +87,26 @@ class Notifier:
             targets = self._registry.subscribers(notification.uri)
             if notification.session_id is not None:
                 targets = [s for s in targets if s.id == notification.session_id]
+            if self._visible is not None and any(s.view is not None for s in targets):
+                targets = self._seeing(notification.uri, targets)
         else:
             targets = self._registry.list_listeners()
         queued = sum(1 for session in targets if self._queue(session, notification))
         self._emit(NotificationSent(method=notification.method, uri=notification.uri, recipients=queued))
         await asyncio.sleep(0)  # a burst of notifications lets the senders drain between them
         return queued
+
+    def _seeing(self, uri: str, targets: list[Session]) -> list[Session]:
+        assert self._visible is not None
+        verdicts: dict[frozenset[str], bool] = {}
+        seeing = []
+        for session in targets:
+            view = session.view
+            if view is not None and view not in verdicts:
+                verdicts[view] = self._visible(uri, view)
+            if view is None or verdicts[view]:
+                seeing.append(session)
+        return seeing
 
     def _queue(self, session: Session, notification: Notification) -> bool:
         outbox = session.outbox

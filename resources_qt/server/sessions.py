@@ -35,6 +35,9 @@ class Session(ABC):
         protocol_version: str,
         subscriptions: Iterable[str] = (),
         wants_list_changed: bool = True,
+        view: frozenset[str] | None = None,
+        subject: str = "",
+        client_id: str = "",
     ) -> None:
         self.id = session_id
         self.transport = transport
@@ -44,6 +47,10 @@ class Session(ABC):
         self.connected_at = datetime.now(UTC)
         self.subscriptions: set[str] = set(subscriptions)
         self.wants_list_changed = wants_list_changed
+        self.view = view
+        """The scopes its caller sees by (`resources_qt.server.auth.View`; None: everything)."""
+        self.subject = subject
+        self.client_id = client_id
         self.outbox: Outbox | None = None
         """Its notifications waiting to go out (resources_qt.server.notify makes it on the first one)."""
 
@@ -57,6 +64,8 @@ class Session(ABC):
             connected_at=self.connected_at,
             subscriptions=frozenset(self.subscriptions),
             kind=self.kind,
+            subject=self.subject,
+            client_id=self.client_id,
         )
 
     @abstractmethod

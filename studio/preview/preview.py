@@ -31,6 +31,7 @@ from resources_qt.project import ResourceSpec
 from resources_qt.templates import CompiledTemplate, compile_template
 from studio.look.icons import studio_icon
 from studio.look.theme import StatusColors, status_colors
+from studio.preview.read_as import ReadAsBar
 
 if TYPE_CHECKING:
     from resources_qt.qt import PreviewOutcome
@@ -176,6 +177,9 @@ class PreviewPanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(6)
         layout.addLayout(uri_row)
+        # "Read as" a scope set (studio/preview/read_as.py); the shell attaches the facade to it.
+        self.read_as = ReadAsBar(self)
+        layout.addWidget(self.read_as)
         layout.addWidget(self.variables)
         layout.addWidget(self.output, 1)
 

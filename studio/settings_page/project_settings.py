@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 from resources_qt.project import ServerSettings
 from studio.document.document import ProjectDocument
 from studio.look.marks import banner_style, invalid_style, note_style
+from studio.settings_page.auth_group import AuthSettingsGroup
 from studio.settings_page.settings_fields import LIVE_KEYS, SettingField, available_specs, settings_problem
 
 logger = logging.getLogger(__name__)
@@ -130,6 +131,10 @@ class ProjectSettingsView(QWidget):
                 label.setBuddy(field.widget)
             labels.append(label)
             form.addRow(label, row)
+        # `[server.auth]`: a group of its own (studio/settings_page/auth_group.py).
+        self.auth = AuthSettingsGroup(document, content)
+        content_layout.addWidget(self.auth)
+        labels.extend(self.auth.labels)
         # One label column for every group, so the fields line up down the page.
         label_width = max((label.sizeHint().width() for label in labels), default=0)
         for label in labels:
@@ -168,7 +173,10 @@ class ProjectSettingsView(QWidget):
     # -- public API ----------------------------------------------------------
 
     def field(self, key: str) -> QWidget:
-        """The widget editing `[server] key` (KeyError for a key the model does not have)."""
+        """The widget editing `[server] key` (`auth.issuer`: a `[server.auth]` key; KeyError for a key the model
+        does not have)."""
+        if key.startswith("auth."):
+            return self.auth.field(key.removeprefix("auth."))
         return self._fields[key].widget
 
     @property
@@ -183,7 +191,7 @@ class ProjectSettingsView(QWidget):
             return []
         current = self._document.project.server
         return [
-            key for key in self._fields
+            key for key in (*self._fields, "auth")
             if key not in LIVE_KEYS and getattr(current, key) != getattr(started, key)
         ]  # fmt: skip
 
@@ -366,12 +374,15 @@ class ProjectSettingsView(QWidget):
             # Undo/redo or another view (the server panel's switches): show the document's values.
             self._timer.stop()
             self._load(self._document.project.server, everything=False)
+        if self._document.project.server.auth != self.auth.shown:
+            self.auth.load(self._document.project.server.auth)
         self._update_restart()
 
     @Slot()
     def _on_project_reset(self) -> None:
         self._timer.stop()
         self._load(self._document.project.server, everything=True)
+        self.auth.load(self._document.project.server.auth)
         if self._running:
             self._started_with = replace(self._document.project.server)
         self._update_restart()

@@ -9,7 +9,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QLineEdit, QPlainTextEdit
 
 from resources_qt.project import ServerSettings, load_project
+from resources_qt.project.auth_settings import AUTH_KEYS
 from studio.settings_page.project_settings import ProjectSettingsView
+
+FIELD_KEYS = [item.name for item in fields(ServerSettings) if item.name != "auth"] + [row.path for row in AUTH_KEYS]
+"""Every key the page edits: the `[server]` keys, and `[server.auth]`'s keys (a group of its own)."""
 
 
 def make(qtbot, document) -> ProjectSettingsView:
@@ -31,8 +35,8 @@ def retype(qtbot, edit: QLineEdit, text: str) -> None:
 
 def test_every_server_key_of_the_model_has_a_field(qtbot, document):
     view = make(qtbot, document)
-    for item in fields(ServerSettings):
-        assert view.field(item.name) is not None, item.name
+    for key in FIELD_KEYS:
+        assert view.field(key) is not None, key
     name = view.findChild(QLineEdit, "serverNameEdit")
     assert name is view.field("name") and name.text() == "Widget tests"
     assert view.field("workers").text() == "2"
@@ -147,7 +151,7 @@ def test_fields_line_up_in_their_columns_of_a_readable_width_in_a_wide_window(qt
     view.resize(1280, 800)
     qtbot.waitExposed(view)
     qtbot.waitUntil(lambda: view.field("name").width() > 0)
-    widgets = [view.field(item.name) for item in fields(ServerSettings)]
+    widgets = [view.field(key) for key in FIELD_KEYS]
 
     def lefts() -> set[int]:
         return {widget.mapTo(view, widget.rect().topLeft()).x() for widget in widgets}
