@@ -133,7 +133,7 @@ class ProjectSettingsView(QWidget):
             form.addRow(label, row)
         # `[server.auth]`: a group of its own (studio/settings_page/auth_group.py).
         self.auth = AuthSettingsGroup(document, content)
-        content_layout.addWidget(self.auth)
+        self._boxes.append(self.auth)  # laid out in the columns with the other groups
         labels.extend(self.auth.labels)
         # One label column for every group, so the fields line up down the page.
         label_width = max((label.sizeHint().width() for label in labels), default=0)
