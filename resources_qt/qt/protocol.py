@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, TextIO, runtime_checkable
 
 from PySide6.QtCore import QObject, SignalInstance
@@ -67,6 +67,9 @@ class StudioController(Protocol):
     bus_state_changed: SignalInstance
 
     @property
+    def project(self) -> Project: ...
+
+    @property
     def is_running(self) -> bool: ...
 
     @property
@@ -104,6 +107,10 @@ class StudioController(Protocol):
     def stop_http(self) -> None: ...
 
     def notify(self, notification: Notification) -> None: ...
+
+    def set_read_as(self, scopes: Sequence[str] | None) -> None: ...
+
+    def listed_as(self, scopes: Sequence[str]) -> list[str]: ...
 
     def sessions(self) -> list[SessionInfo]: ...
 

@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QPlainTextEdit,
     QPushButton,
-    QSizePolicy,
     QStackedWidget,
     QTextBrowser,
     QVBoxLayout,
@@ -24,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from resources_qt.content import ResourceContent
+from studio.look.elided_label import ElidedLabel
 from studio.look.theme import status_colors
 from studio.preview.renderers import PageActions, Prepared, RendererRegistry, default_registry
 from studio.preview.renderers.base import DISPLAY_LIMIT, INLINE_LIMIT, human_size
@@ -169,10 +169,9 @@ class ContentView(QWidget):
         self._pages: dict[str, QWidget | None] = {}  # kind -> its page, made on first use (None: source only)
         self._actions = PageActions(save_content=self._on_save_clicked)
 
-        self.info_label = QLabel(self)
+        # Cut with "…" in a narrow preview rather than widening it; the tooltip has it all.
+        self.info_label = ElidedLabel(parent=self)
         self.info_label.setObjectName("contentInfo")
-        # The line may be cut at the right in a narrow preview rather than widening it; the tooltip has it all.
-        self.info_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.toggle_button = QPushButton("Source", self)
         self.toggle_button.setToolTip("Switch between the rendered view and the source text")
         self.toggle_button.setObjectName("contentToggle")
@@ -190,6 +189,7 @@ class ContentView(QWidget):
         self.loading_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.text_view = QPlainTextEdit(self)
         self.text_view.setObjectName("contentText")
+        self.text_view.setAccessibleName("Content")
         self.text_view.setReadOnly(True)
         self.text_view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.text_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)

@@ -99,6 +99,7 @@ class PreviewPanel(QWidget):
 
         self.uri_box = QComboBox(self)
         self.uri_box.setObjectName("previewUri")
+        self.uri_box.setAccessibleName("URI to read")
         self.uri_box.setEditable(True)
         self.uri_box.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
         self.uri_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)

@@ -53,7 +53,10 @@ class ReadAsBar(QWidget):
         self._line = QLineEdit(self.scopes_box)
         self.scopes_box.setLineEdit(self._line)
         self._line.setPlaceholderText("scopes, e.g. mcp:read crm:read (pick one from the list to add it)")
-        self.scopes_box.setEnabled(False)
+        self._line.setAccessibleName("Scopes to read as")
+        # Shown once "Read as" is on: an editable combo box reads as its text to assistive technology, so an
+        # empty, disabled one would be an unnamed stop on the way through the preview.
+        self.scopes_box.setVisible(False)
         self.summary = QLabel(self)
         self.summary.setObjectName("readAsSummary")
         self.summary.setWordWrap(True)
@@ -152,7 +155,7 @@ class ReadAsBar(QWidget):
 
     @Slot(bool)
     def _on_toggled(self, on: bool) -> None:
-        self.scopes_box.setEnabled(on)
+        self.scopes_box.setVisible(on)
         self.apply()
 
     @Slot(str)

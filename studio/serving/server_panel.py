@@ -25,9 +25,10 @@ from PySide6.QtWidgets import (
 )
 
 from resources_qt.notifications import ListChanged, Updated, can_send
+from resources_qt.project import AuthConfig
+from studio.look.elided_label import ElidedLabel
 from studio.look.icons import icon
 from studio.serving.client_config import ClientConfigView
-from studio.serving.elided_label import ElidedLabel
 from studio.serving.sessions_view import SessionsModel, SessionsView
 
 __all__ = ["ServerPanel"]
@@ -321,10 +322,13 @@ class ServerPanel(QWidget):
         """The URI the notify buttons would announce ("" when the field is empty)."""
         return self.notify_uri.currentText().strip()
 
-    def update_client_config(self, *, server_name: str, url: str | None, project_path: str | Path | None) -> None:
-        """Refresh the ready-to-copy client configurations (they carry the token typed here)."""
+    def update_client_config(
+        self, *, server_name: str, url: str | None, project_path: str | Path | None, auth: AuthConfig | None = None
+    ) -> None:
+        """Refresh the ready-to-copy client configurations (they carry the token typed here; with `[server.auth]`
+        they name the resource URL and no credentials)."""
         self.client_config.update_config(
-            server_name=server_name, url=url, token=self.endpoint()[2] or None, project_path=project_path
+            server_name=server_name, url=url, token=self.endpoint()[2] or None, project_path=project_path, auth=auth
         )
 
     def bus_url(self) -> str:

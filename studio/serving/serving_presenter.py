@@ -134,7 +134,7 @@ class ServingPresenter(QObject):
                               reset=self._project_switched)  # fmt: skip
         self._project_switched = False
         panel.update_client_config(server_name=server.name, url=self._control.http_url or None,
-                                   project_path=document.path)  # fmt: skip
+                                   project_path=document.path, auth=server.auth)  # fmt: skip
         self.project_views_refreshed.emit()
         self.refresh_status()
 

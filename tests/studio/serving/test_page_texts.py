@@ -8,7 +8,7 @@ from mcp.shared.exceptions import MCPError
 from PySide6.QtCore import QPoint, Qt
 
 from resources_qt.server.events import SessionInfo
-from studio.serving.elided_label import ElidedLabel
+from studio.look.elided_label import ElidedLabel
 from studio.serving.sessions_view import SessionsModel
 from studio.serving.traffic_log import TrafficModel
 from studio.shell.project_files import bundled_example

@@ -67,8 +67,6 @@ def test_the_editor_page_names_its_widgets(make_window, qtbot, size, builder):
         assert accessible_name(form.name_edit) == "Name" and accessible_name(form.icons_table.table) == "Icons"
 
 
-@pytest.mark.xfail(strict=True, reason="studio/preview names its own widgets: the change is in issue 23's report "
-                   "(snippetOutput, contentText); drop this mark when it lands")  # fmt: skip
 def test_the_preview_column_names_its_widgets(make_window, qtbot):
     window = _example_window(make_window, qtbot)
     _read_preview(window, qtbot)
