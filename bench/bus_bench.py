@@ -18,6 +18,7 @@ from bench.common import PYTHON, REPO, Row, child_env, free_port, median, stop_p
 from bench.inproc import direct_collection
 from bench.projects import small_project
 from bench.read_http import Run, _load
+from resources_qt.notifications import Updated
 
 URI = "docs://library/doc000000"
 CHANNEL = "resource-studio:bench"
@@ -74,7 +75,7 @@ def fan_out(redis_url: str, per_replica: int, rounds: int) -> tuple[list[float],
         for r in range(rounds):
             time.sleep(0.3)  # let the previous round's traffic settle
             sent_at = time.perf_counter()
-            asyncio.run(a.send_resource_updated(URI))
+            asyncio.run(a.notify(Updated(URI)))
             ends = []
             for proc in clients:
                 assert proc.stdout is not None

@@ -1,4 +1,4 @@
-"""Fan-out: from send_resource_updated to the last of N subscribed legacy sessions receiving it."""
+"""Fan-out: from notify(Updated(uri)) to the last of N subscribed legacy sessions receiving it."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import time
 
 from bench.common import PYTHON, REPO, Row, child_env, median, stop_process
 from bench.inproc import direct_collection, serving
+from resources_qt.notifications import Updated
 
 URI = "docs://library/doc000000"
 
@@ -33,7 +34,7 @@ def measure(count: int, rounds: int) -> tuple[list[float], list[float], float]:
             for r in range(rounds):
                 time.sleep(0.3)  # let the previous round's traffic settle
                 sent_at = time.perf_counter()
-                asyncio.run(server.send_resource_updated(URI))
+                asyncio.run(server.notify(Updated(URI)))
                 parts = proc.stdout.readline().split()
                 if len(parts) != 4 or parts[:2] != ["round", str(r)]:
                     raise RuntimeError(f"unexpected fan-out client output {parts!r}")

@@ -22,6 +22,7 @@ from mcp import Client
 
 from bench.common import Row, median, percentile
 from resources_qt.live import LiveData
+from resources_qt.notifications import Updated
 from resources_qt.project import load_project
 from resources_qt.server.factory import build_server
 from resources_qt.snippets import bind_project, create_pool
@@ -157,7 +158,7 @@ async def _one_among_many(
             latencies.append((when - written) * 1000)
             while served.live.reread_reads("ticket") < reads + TICKETS * (sample + 1):
                 await asyncio.sleep(0.01)  # until the change's re-reads are done: every `updated` it sends is sent
-            await served.server.send_resource_updated(MARKER)
+            await served.server.notify(Updated(MARKER))
             while got[-1] != MARKER:
                 got.append((await asyncio.wait_for(arrived.get(), 10))[0])
             counts.append(len(got) - 1)

@@ -8,7 +8,10 @@ resource to each. Ours is measured twice from one process: the plain
 resource (a snippet read in a worker on every request) and the same reader
 declaring a cache hint (`cache = { ttl_ms = 60000 }`: answered from the read
 cache within its TTL); the peers have no server-side cache, so the hinted
-row is labelled as such and never stands in for the plain one. Reported per
+row is labelled as such and never stands in for the plain one. A second
+process of ours runs `serve --readers thread` (the trusted mode: the reader
+in a thread of the server, no worker round trip, no containment): the
+"threads" series, its own row, never standing in for the process mode. Reported per
 level: reads/s, p50, p99, non-2xx/socket errors; ratios are medians of
 per-round ratios. FastMCP runs only where the `fastmcp` package is
 installed (the bench extra).
@@ -160,9 +163,11 @@ def _bench_project(path: Path) -> Path:
 
 def _start(workdir: Path, name: str) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
-    if name == "ours":
+    if name in ("ours", "threads"):
         project = _bench_project(workdir / "small.toml")
         argv = [PYTHON, "-m", "studio", "serve", str(project), "--http", f"127.0.0.1:{port}"]
+        if name == "threads":
+            argv += ["--readers", "thread"]
     elif name == "sdk":
         argv = [PYTHON, str(REPO / "bench" / "sdk_server.py"), str(port)]
     else:
@@ -186,8 +191,9 @@ def _peers() -> list[str]:
 
 
 def targets(names: list[str]) -> list[tuple[str, str, str]]:
-    """(label, server, uri) for every measured series; "hinted" is ours serving the hinted resource."""
-    out = [("ours", "ours", SMALL_URI), ("hinted", "ours", HINTED_URI)]
+    """(label, server, uri) for every measured series; "hinted" is ours serving the hinted resource, "threads"
+    ours with `--readers thread`."""
+    out = [("ours", "ours", SMALL_URI), ("hinted", "ours", HINTED_URI), ("threads", "threads", SMALL_URI)]
     return out + [(name, name, SMALL_URI) for name in names if name != "ours"]
 
 
@@ -207,7 +213,7 @@ def measure(quick: bool) -> tuple[Runs, list[str]]:
         urls: dict[str, str] = {}
         scripts: dict[tuple[str, str], Path] = {}
         try:
-            for name in names:
+            for name in [*names, "threads"]:
                 procs[name], urls[name] = _start(workdir, name)
             for label, server, uri in series:
                 url = urls[server]
@@ -310,13 +316,16 @@ def _era_rows(era: str, runs: dict[str, dict[int, list[WrkRun]]], names: list[st
             )
         )
     rows: list[Row] = []
-    for label, what in (("ours", "ours"), ("hinted", "ours, hinted resource (read cache)")):
+    for label, what in (("ours", "ours"), ("hinted", "ours, hinted resource (read cache)"),
+                        ("threads", "ours, --readers thread (trusted mode)")):
         worst_sdk = min(_ratio(runs[label][level], runs["sdk"][level], "rps") for level in LEVELS)
-        key = "wrk_read_rps_ratio_vs_sdk" if label == "ours" else "wrk_hinted_read_rps_ratio_vs_sdk"
+        key = {"ours": "wrk_read_rps_ratio_vs_sdk", "hinted": "wrk_hinted_read_rps_ratio_vs_sdk",
+               "threads": "wrk_thread_read_rps_ratio_vs_sdk"}[label]
         rows.append(Row(key=key + sfx, label=f"reads/s vs SDK MCPServer, {what} (wrk, {shown}, worse of 1/16)",
                         value=worst_sdk, unit="x", goal=">= 1.5", met=worst_sdk >= 1.5,
                         detail="; ".join(details) if label == "ours" else "", extra=extra if label == "ours" else {}))
-        key = "wrk_read_rps_ratio_vs_fastmcp" if label == "ours" else "wrk_hinted_read_rps_ratio_vs_fastmcp"
+        key = {"ours": "wrk_read_rps_ratio_vs_fastmcp", "hinted": "wrk_hinted_read_rps_ratio_vs_fastmcp",
+               "threads": "wrk_thread_read_rps_ratio_vs_fastmcp"}[label]
         if "fastmcp" in names:
             worst_fast = min(_ratio(runs[label][level], runs["fastmcp"][level], "rps") for level in LEVELS)
             rows.append(Row(key=key + sfx, label=f"reads/s vs FastMCP, {what} (wrk, {shown}, worse of 1/16)",
@@ -336,7 +345,7 @@ def _era_rows(era: str, runs: dict[str, dict[int, list[WrkRun]]], names: list[st
 
 
 def _series_name(label: str) -> str:
-    return "ours (hinted, read cache)" if label == "hinted" else label
+    return {"hinted": "ours (hinted, read cache)", "threads": "ours (--readers thread)"}.get(label, label)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,9 @@ SUITES: dict[str, str] = {
     "bus": "bench.bus_bench",
     "live": "bench.live_bench",
     "instances": "bench.instances_bench",
+    "helpers": "bench.helper_start_bench",
+    "lint": "bench.lint_bench",
+    "auth": "bench.auth_bench",
 }
 
 

@@ -180,8 +180,8 @@ class Resource:
 
     Mutable like the seed's collection items; `Resources` re-indexes when a
     resource it holds changes its name, URI or template, but such an in-place
-    edit does not count as a change of the list (call the server's
-    `send_resources_changed` yourself).
+    edit does not count as a change of the list (send the server's
+    `notify(ListChanged())` yourself).
     """
 
     def __init__(

@@ -1,4 +1,4 @@
-"""The `resource-studio` command: the window by default; `serve`, `test` and `notify` run headless.
+"""The `resource-studio` command: the window by default; `serve`, `test`, `lint`, `schema` and `notify` run headless.
 
 Qt is imported only when the window is opened, so `--help`, `--version` and
 `serve` start fast and work on machines without a display.
@@ -18,7 +18,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="resource-studio",
         description="Design and live-serve MCP resources. Without a command, opens the studio window.",
         epilog="Headless commands: 'resource-studio serve --help' (serve a project), 'resource-studio test --help' "
-        "(run a project's resource tests), 'resource-studio notify --help' (notify a fleet through its bus).",
+        "(run a project's resource tests), 'resource-studio lint --help' (check what resources declare against what "
+        "they serve), 'resource-studio schema' (the project file's JSON Schema), 'resource-studio notify --help' "
+        "(notify a fleet through its bus).",
     )
     parser.add_argument("--version", action="version", version=f"resource-studio {__version__}")
     parser.add_argument("project", nargs="?", help="project file to open (default: the bundled example)")
@@ -44,6 +46,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from resources_qt.testing.cli import test_main
 
         return test_main(args[1:])
+    if args and args[0] == "lint":
+        from resources_qt.lint.cli import lint_main
+
+        return lint_main(args[1:])
+    if args and args[0] == "schema":
+        from resources_qt.lint.cli import schema_main
+
+        return schema_main(args[1:])
     if args and args[0] == "notify":
         from resources_qt.bus.cli import notify_main
 

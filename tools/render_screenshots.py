@@ -1,10 +1,10 @@
 """Render screenshots of the studio's main views into docs/screenshots/ (offscreen, or under Xvfb).
 
-    python tools/render_screenshots.py [PROJECT] [--out docs/screenshots]
+    python tools/render_screenshots.py [PROJECT] [--out docs/screenshots] [--size 1920x1080]
 
-Opens the real window at 1280x800 on a project (the bundled example by default),
-previews a template, starts the HTTP server on a free port, connects an SDK client
-that lists, reads and subscribes, then grabs every page of the window in the light
+Opens the real window at 1280x800 (or --size; other sizes' shots are named main_window*_1920x1080.png)
+on a project (the bundled example by default), previews a template, starts the HTTP server on a free
+port, connects an SDK client that lists, reads and subscribes, then grabs every page of the window in the light
 and the dark theme (and a template's Instances tab with the builder's "Live data"
 group unfolded: main_window_live*.png). Settings and
 recovery files go to a temporary folder, so the user's own are never touched.
@@ -59,7 +59,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("project", nargs="?", help="project file (default: the bundled example)")
     parser.add_argument("--out", default=str(ROOT / "docs" / "screenshots"), help="output folder")
+    parser.add_argument("--size", default="1280x800", help="window size, WIDTHxHEIGHT (default 1280x800)")
     options = parser.parse_args(argv)
+    width, height = (int(part) for part in options.size.lower().split("x"))
+    size_suffix = "" if (width, height) == (1280, 800) else f"_{width}x{height}"
     if not os.environ.get("DISPLAY"):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     scratch = Path(tempfile.mkdtemp(prefix="studio-shots-"))
@@ -89,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         return until is None
 
     def shoot(widget: QWidget, name: str) -> None:
-        path = out / f"{name}.png"
+        path = out / f"{name}{size_suffix}.png"
         widget.grab().save(str(path))
         print(f"wrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
 
@@ -105,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         window.open_project(project)
     else:
         window.open_example(project)
-    window.resize(1280, 800)
+    window.resize(width, height)
     window.show()
     pump(0.5)
 

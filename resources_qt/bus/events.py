@@ -7,6 +7,8 @@ import re
 import uuid
 from dataclasses import dataclass
 
+from resources_qt.notifications import ListChanged, Updated
+
 __all__ = [
     "FORMAT",
     "MAX_MESSAGE_BYTES",
@@ -42,19 +44,9 @@ class BusMessageError(ValueError):
         self.field = field
 
 
-@dataclass(frozen=True)
-class ListChanged:
-    """notifications/resources/list_changed for every listening subscriber."""
-
-
-@dataclass(frozen=True)
-class Updated:
-    """notifications/resources/updated for the subscribers of exactly `uri`."""
-
-    uri: str
-
-
 BusEvent = ListChanged | Updated
+"""What travels on the channel: a notification value; an `Updated` for one session carries its session in the
+envelope (the event itself has none on the wire)."""
 
 
 @dataclass(frozen=True)

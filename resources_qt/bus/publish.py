@@ -7,7 +7,7 @@ import contextlib
 from collections.abc import Sequence
 
 from resources_qt.bus.events import BusEvent, Envelope, encode, new_origin
-from resources_qt.bus.urls import check_bus_url, import_redis, redact
+from resources_qt.bus.urls import check_bus_url, check_password, import_redis, password_option, redact
 
 __all__ = ["BusUnavailableError", "publish_once"]
 
@@ -24,14 +24,17 @@ async def publish_once(
     session_id: str | None = None,
     origin: str | None = None,
     timeout: float = 5.0,
+    password: str | None = None,
 ) -> list[int]:
     """Publish `events` in order; per event, how many replicas were subscribed to the channel."""
     url = check_bus_url(url)
+    password = check_password(url, password)
     redis = import_redis()
     origin = origin or new_origin("notify")
     payloads = [encode(Envelope(event=event, origin=origin, session_id=session_id)) for event in events]
     retry = redis.asyncio.retry.Retry(redis.backoff.NoBackoff(), 0)
-    client = redis.asyncio.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout, retry=retry)
+    client = redis.asyncio.from_url(url, **password_option(password), socket_timeout=timeout,
+                                    socket_connect_timeout=timeout, retry=retry)
     receivers: list[int] = []
     try:
         for payload in payloads:

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from resources_qt.bus.events import BusEvent, BusMessageError, Envelope, decode, encode, new_origin
-from resources_qt.bus.urls import check_bus_url, import_redis, redact
+from resources_qt.bus.urls import check_bus_url, check_password, import_redis, password_option, redact
 
 __all__ = ["BusStats", "EnvelopeListener", "RedisBus"]
 
@@ -49,7 +49,8 @@ class RedisBus:
     published while Redis is away (no replay: pub/sub has none either).
     Messages from other origins go to the listeners; this replica's own
     (echoed back by Redis) and malformed or foreign ones are dropped, the
-    latter logged.
+    latter logged. `password`, when given (read from a file, say), is the
+    password the URL then must not carry; logs show the URL redacted.
     """
 
     def __init__(
@@ -63,8 +64,10 @@ class RedisBus:
         backoff_max: float = 10.0,
         outbox_limit: int = 10_000,
         health_check_interval: float = 5.0,
+        password: str | None = None,
     ) -> None:
         self.url = check_bus_url(url)
+        self._password = check_password(url, password)
         if not channel:
             raise ValueError("channel: must not be empty")
         if not 0 < backoff_initial <= backoff_max:
@@ -222,6 +225,7 @@ class RedisBus:
         )
         return self._redis.asyncio.from_url(
             self.url,
+            **password_option(self._password),
             socket_timeout=self.timeout,
             socket_connect_timeout=self.timeout,
             # The subscriber runs its own liveness check (_listen); redis-py's would not notice silence.

@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from resources_qt.bus.events import BusEvent, Envelope, ListChanged, Updated
+from resources_qt.notifications import Notification
 
 __all__ = ["Bus", "LocalDelivery", "NotificationRelay"]
 
@@ -19,23 +20,19 @@ logger = logging.getLogger(__name__)
 class LocalDelivery(Protocol):
     """What a server does with a notification for its own subscribers."""
 
-    async def deliver_list_changed(self) -> int:
-        """Send list_changed to this server's listeners; returns how many got it."""
+    async def deliver(self, notification: Notification) -> int:
+        """Send `notification` to this server's own audience for it; returns how many got it."""
         ...
 
-    async def deliver_updated(self, uri: str, session_id: str | None) -> int:
-        """Send updated to this server's subscribers of `uri` (only `session_id` if given)."""
-        ...
-
-    def changed(self, event: BusEvent) -> None:
-        """Another replica's `event` is not delivered here: still let this server know the content changed."""
+    def changed(self, notification: Notification) -> None:
+        """Another replica's `notification` is not delivered here: still let this server know what changed."""
         ...
 
     def holds_session(self, session_id: str) -> bool:
         """True when the session lives on this server."""
         ...
 
-    def accepts(self, event: BusEvent) -> bool:
+    def accepts(self, notification: Notification) -> bool:
         """False when this server's switches turn such notifications off (checked for remote events)."""
         ...
 
@@ -123,22 +120,18 @@ class NotificationRelay:
             self._unlisten = None
         await self.bus.close()
 
-    async def list_changed(self, *, key: str | None = None) -> int:
+    async def send(self, notification: Notification, *, key: str | None = None) -> int:
+        """Deliver `notification` here and post it to the other replicas (a session held here is not posted)."""
         held = self._release(key)
         if not self._first_time(key):
             return 0
+        session_id = notification.session_id if isinstance(notification, Updated) else None
         # Posted first (it only queues), so the other replicas fan out while this one does.
-        if self.bus is not None and not held:
-            self.bus.post(ListChanged(), key=key)
-        return await self.local.deliver_list_changed()
-
-    async def updated(self, uri: str, session_id: str | None = None, *, key: str | None = None) -> int:
-        held = self._release(key)
-        if not self._first_time(key):
-            return 0
         if self.bus is not None and not held and (session_id is None or not self.local.holds_session(session_id)):
-            self.bus.post(Updated(uri), session_id=session_id, key=key)
-        return await self.local.deliver_updated(uri, session_id)
+            # On the wire the event names no session: the envelope carries it.
+            event = Updated(notification.uri) if isinstance(notification, Updated) else ListChanged()
+            self.bus.post(event, session_id=session_id, key=key)
+        return await self.local.deliver(notification)
 
     def _release(self, key: str | None) -> bool:
         # This replica raised a change another one already announced: deliver it
@@ -186,10 +179,7 @@ class NotificationRelay:
             return
         event = envelope.event
         try:
-            if isinstance(event, Updated):
-                await self.local.deliver_updated(event.uri, envelope.session_id)
-            else:
-                await self.local.deliver_list_changed()
+            await self.local.deliver(_notification(envelope))
         except Exception:  # a held delivery runs in its own task: nothing above it would log this
             logger.exception("Delivering %s from replica %s failed", type(event).__name__, envelope.origin)
             return
@@ -213,3 +203,11 @@ class NotificationRelay:
             return False
         self._seen[key] = now
         return True
+
+
+def _notification(envelope: Envelope) -> Notification:
+    """The notification an envelope carries (an `Updated` for one session names it, as the envelope does)."""
+    event = envelope.event
+    if isinstance(event, Updated) and envelope.session_id is not None:
+        return Updated(event.uri, session_id=envelope.session_id)
+    return event

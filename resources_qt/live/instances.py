@@ -13,10 +13,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from resources_qt.content import ResourceContent
 from resources_qt.errors import ResourceError, ValidationError
 from resources_qt.resource import Annotations, Resource
 from resources_qt.snippets import SnippetPool
+from resources_qt.snippets.kinds import INSTANCES, MAX_INSTANCES, MAX_INSTANCES_BYTES
 
 __all__ = [
     "INSTANCES_TTL",
@@ -24,19 +24,11 @@ __all__ = [
     "MAX_INSTANCES_BYTES",
     "InstanceLister",
     "InstancesError",
-    "instances_source",
     "parse_answer",
     "parse_instances",
 ]
 
 logger = logging.getLogger(__name__)
-
-MAX_INSTANCES = 10_000
-"""Instances one template may list; more is a malformed answer (a listing must stay answerable)."""
-
-MAX_INSTANCES_BYTES = 8 * 1024 * 1024
-"""Bytes of JSON one template's answer may take: the worker refuses a larger one before sending it, so
-10,000 instances of 20 KB each cost the server nothing (they took it to 814 MB)."""
 
 WORKERS_START_TIMEOUT = 60.0
 """How long live data's first listing waits for the snippet workers to start before it runs anyway."""
@@ -53,52 +45,15 @@ class InstancesError(Exception):
 
 
 def _too_many(count: int) -> str:
-    return f"instances() returned {count:,} items; at most {MAX_INSTANCES:,} are listed (the instances item cap)"
+    return INSTANCES.too_many(count)
 
 
 def _too_large(size: int) -> str:
-    return (f"instances() returned {size:,} bytes of JSON; at most {MAX_INSTANCES_BYTES:,} "
-            f"({MAX_INSTANCES_BYTES / 2**20:g} MiB) are listed (the instances size cap)")
-
-
-_REFUSED = "!"
-"""Starts the worker's answer when it refused one past a cap: no JSON text starts with it."""
-
-
-def instances_source(source: str) -> str:
-    """The user's `instances` snippet with an entry point the pool's read call can run.
-
-    The snippet runs as a reader whose `read` returns the instances as JSON
-    text: same workers, folder, `PROJECT_DIR`, timeout and error reporting as
-    a reader. An answer past `MAX_INSTANCES` items or `MAX_INSTANCES_BYTES`
-    is refused in the worker (only its size is sent). The lines are
-    appended, so errors keep the user's line numbers.
-    """
-    return (
-        source
-        + "\n\n"
-        + "def read(_uri, _params):  # added by Resource Studio: runs instances() within the caps\n"
-        + "    import inspect as _inspect, json as _json\n"
-        + "    def _answer(found):\n"
-        + f"        if isinstance(found, list) and len(found) > {MAX_INSTANCES}:\n"
-        + f"            return '{_REFUSED}items %d' % len(found)\n"
-        + "        text = _json.dumps(found, default=str)\n"
-        + f"        return '{_REFUSED}bytes %d' % len(text) if len(text) > {MAX_INSTANCES_BYTES} else text\n"
-        + "    _found = instances()\n"
-        + "    if _inspect.isawaitable(_found):\n"
-        + "        async def _finish():\n"
-        + "            return _answer(await _found)\n"
-        + "        return _finish()\n"
-        + "    return _answer(_found)\n"
-    )
+    return INSTANCES.too_large(size)
 
 
 def parse_answer(template: Resource, text: str) -> list[Resource]:
-    """The JSON text `instances_source`'s entry point answered, as `parse_instances` resources."""
-    if text.startswith(_REFUSED):
-        kind, _, count = text[1:].partition(" ")
-        if count.isdigit() and kind in ("items", "bytes"):
-            raise InstancesError(_too_many(int(count)) if kind == "items" else _too_large(int(count)))
+    """The JSON text the worker's `instances()` entry answered, as `parse_instances` resources."""
     if len(text) > MAX_INSTANCES_BYTES:  # the worker refuses these; checked again before anything is parsed
         raise InstancesError(_too_large(len(text)))
     try:
@@ -243,8 +198,6 @@ class _Kept:
     outcome: _Outcome
 
 
-_Contents = list[ResourceContent]
-"""(Spelled here: inside InstanceLister `list` names its method.)"""
 
 _parser_lock = threading.Lock()
 _parser: list[ThreadPoolExecutor] = []
@@ -295,7 +248,7 @@ class InstanceLister:
         self._lock = threading.Lock()
         self._kept: dict[str, _Kept] = {}
         self._running: dict[str, _Run] = {}
-        self._reads: set[asyncio.Task[_Contents]] = set()
+        self._reads: set[asyncio.Task[str]] = set()
         self._seq = 0
         self.runs = 0
 
@@ -361,42 +314,30 @@ class InstanceLister:
         # loop-driven path (as any read's), and a caller that gives up leaves the run to the others.
         name = run.template.name
         read = asyncio.get_running_loop().create_task(
-            self._pool.read(
-                key=f"{name}#instances",
-                source=instances_source(run.key[0]),
-                uri=f"instances:{name}",
-                params={},
-                mime_type="application/json",
-            )
+            # The snippet's own instances() entry, in the worker: the caps are checked there (kinds.INSTANCES).
+            self._pool.call(INSTANCES, key=f"{name}#instances", source=run.key[0])
         )
         self._reads.add(read)
         read.add_done_callback(self._reads.discard)
         read.add_done_callback(lambda done: self._parse_later(run, done))
 
-    def _parse_later(self, run: _Run, read: asyncio.Task[_Contents]) -> None:
+    def _parse_later(self, run: _Run, read: asyncio.Task[str]) -> None:
         # On the server's loop: the parse (0.2-0.35 s for 10,000 instances) must not run there.
         try:
             _parse_thread().submit(self._finish, run, read)
         except RuntimeError as exc:  # the interpreter is shutting down
             self._settle(run, _Outcome(error=f"instances() could not be parsed: {exc}", kept=False))
 
-    def _finish(self, run: _Run, read: asyncio.Task[_Contents]) -> None:
+    def _finish(self, run: _Run, read: asyncio.Task[str]) -> None:
         name = run.template.name
         if read.cancelled():  # the loop is closing: no answer, and nothing kept
             self._settle(run, _Outcome(error="instances() was cancelled", kept=False))
             return
         try:
-            contents = read.result()
-            text = contents[0].text if contents and contents[0].text is not None else ""
+            text = read.result()
             outcome = _Outcome(self._same_or(run, tuple(parse_answer(run.template, text))))
         except ResourceError as exc:  # the snippet failed, timed out, or the pool refused the call
-            # The pool words it as a read; say what actually ran.
-            uri = f"instances:{name}"
-            message = (
-                str(exc.message)
-                .replace(f"Resource reader failed for URI {uri}:", "instances() failed:")
-                .replace(f"Resource reader for URI {uri}", "instances()")
-            )
+            message = str(exc.message)  # worded by the pool as "instances() ...", what actually ran
             reason = exc.data.get("reason") if isinstance(exc.data, dict) else None
             outcome = _Outcome(error=message, kept=reason not in _PASSING)
         except InstancesError as exc:

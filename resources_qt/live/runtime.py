@@ -31,6 +31,7 @@ from resources_qt.live.poll import (
     DigestPoller,
 )
 from resources_qt.live.watch_files import FileWatch
+from resources_qt.notifications import ListChanged, Updated
 from resources_qt.project import Project, ResourceSpec
 from resources_qt.server.engine import ResourceServer
 from resources_qt.server.events import ServerEvent, SubscriptionAdded
@@ -362,7 +363,7 @@ class LiveData:
         self._announced.update(current)
         if not (announce and had and self._server.enable_resource_notifications):
             return set()
-        await self._server.send_resources_changed()
+        await self._server.notify(ListChanged())
         return had
 
     # -- changes --------------------------------------------------------------------
@@ -435,16 +436,19 @@ class LiveData:
         if rereader is None:
             changed = uris
             for uri in uris:
-                await self._server.send_resource_updated(uri)
+                await self._server.notify(Updated(uri))
         else:
             changed = await rereader.reread(
-                uris, written=written, paths=pending.paths, notify=self._server.send_resource_updated
+                uris, written=written, paths=pending.paths, notify=self._tell_updated
             )
         spec = self._specs.get(name)
         list_changed = False
         if spec is not None and spec.instances.strip():
             list_changed = bool(await self._relist(announce=True, only=[name]))
         self._emit(DataChanged(name, "files", tuple(changed), list_changed, time.time(), tuple(pending.paths)))
+
+    async def _tell_updated(self, uri: str) -> None:
+        await self._server.notify(Updated(uri))
 
     def _earliest_write(self, pending: _PendingChange) -> float:
         """When the change was written, at the earliest: the oldest modification time of its files.
@@ -518,7 +522,7 @@ class LiveData:
         if spec.instances.strip() and server.enable_resource_notifications and server.sessions():
             list_changed = bool(await self._relist(announce=True, only=[spec.name]))
         for uri in changed:
-            await server.send_resource_updated(uri)
+            await server.notify(Updated(uri))
         if changed or list_changed:
             self._emit(DataChanged(spec.name, "interval", tuple(changed), list_changed, time.time()))
 

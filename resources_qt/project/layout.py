@@ -80,6 +80,10 @@ def split_groups(text: str, kinds: frozenset[str]) -> tuple[str, list[tuple[str,
         parts = [part.strip() for part in header.group(2).split(".")]
         if not all(_BARE.fullmatch(part) for part in parts) or parts[0] not in kinds:
             return None
+        if len(parts) > 1 and (not cuts or cuts[-1][1] != parts[0]):
+            # A sub-table away from its table (`[server.auth]` after a `[[resources]]` entry) would be
+            # cut into the wrong entry's text: saved in the standard layout instead.
+            return None
         if len(parts) == 1:
             cuts.append((_comments_above(text, header.start()), parts[0], header.group(1) == "[["))
     top = text[: cuts[0][0]] if cuts else text

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from resources_qt.errors import ValidationError
+from resources_qt.project.auth_settings import parse_auth, scopes_problem
 from resources_qt.project.layout import build_layout
 from resources_qt.project.limits import MAX_FILE_BYTES, check_file_size, check_text
 from resources_qt.project.model import (
@@ -24,13 +25,17 @@ from resources_qt.project.model import (
 )
 from resources_qt.project.settings_table import SETTINGS
 from resources_qt.resource import Annotations, CacheHint, Icon
+from resources_qt.snippets.kinds import KINDS, PRELUDE, RESOURCE_KINDS
 from resources_qt.templates import compile_template
 from resources_qt.testing.spec import TestSpec, TestSpecError, parse_tests
 
 __all__ = ["load_project", "loads_project", "read_resource_table", "read_server_table"]
 
-_TOP_KEYS = {"format", "server", "prelude", "resources", "tests"}
+_TOP_KEYS = {"format", "server", "resources", "tests", *(kind.key for kind in KINDS if not kind.per_resource)}
+_SNIPPET_KEYS = tuple(kind.key for kind in RESOURCE_KINDS)
 _SERVER_KEYS = {row.key for row in SETTINGS}
+_SERVER_TABLES = {"auth"}
+"""`[server]` sub-tables: `[server.auth]` (resources_qt.project.auth_settings)."""
 _RESOURCE_KEYS = set(ResourceSpec.__dataclass_fields__)
 _TOML_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)")
 
@@ -144,10 +149,10 @@ class _Loader:
                 self.where.top.get("format"),
             )
         server = self._server(data.get("server", {}))
-        prelude = data.get("prelude", "")
+        prelude = data.get(PRELUDE.key, "")
         if not isinstance(prelude, str):
             raise self.fail(
-                f"prelude must be a string, not {_type_name(prelude)}", self.where.top.get("prelude")
+                f"{PRELUDE.key} must be a string, not {_type_name(prelude)}", self.where.top.get(PRELUDE.key)
             )
         raw_resources = data.get("resources", [])
         if not isinstance(raw_resources, list):
@@ -204,8 +209,18 @@ class _Loader:
         try:
             return _parse_server(raw)
         except ValidationError as exc:
-            line = (self.where.server.get(exc.field) if exc.field else None) or self.where.table_line("server")
+            line = self._server_line(exc.field)
             raise self.fail(f"[server]: {exc.message}", line, field=exc.field) from exc
+
+    def _server_line(self, key: str | None) -> int | None:
+        where = self.where
+        if key is not None and key.startswith("auth"):
+            sub = key.partition(".")[2]
+            return (
+                where.auth.get(sub) or where.table_line("server.auth") or where.server.get("auth")
+                or where.table_line("server")
+            )  # fmt: skip
+        return (where.server.get(key) if key else None) or where.table_line("server")
 
     def _resource(self, index: int, raw: Any) -> ResourceSpec:
         label = f"resource #{index + 1}"
@@ -247,13 +262,17 @@ def _expect(value: Any, kind: type | tuple[type, ...], key: str, what: str | Non
 
 
 def _parse_server(data: dict[str, Any], *, check: bool = True) -> ServerSettings:
-    unknown = set(data) - _SERVER_KEYS
+    unknown = set(data) - _SERVER_KEYS - _SERVER_TABLES
     if unknown:
+        known = sorted(_SERVER_KEYS | _SERVER_TABLES)
         raise _field_error(
             min(unknown),
-            f"unknown key(s): {', '.join(sorted(unknown))} (known: {', '.join(sorted(_SERVER_KEYS))})",
+            f"unknown key(s): {', '.join(sorted(unknown))} (known: {', '.join(known)})",
         )
     settings = ServerSettings()
+    if "auth" in data:
+        # Checked whole here, strict or not: a half-valid authorization table must never serve.
+        settings.auth = parse_auth(data["auth"])
     for row in SETTINGS:
         if row.key not in data:
             continue
@@ -293,7 +312,7 @@ def _read_resource(raw: Any) -> ResourceSpec:
             f"unknown key(s): {', '.join(sorted(unknown))} (known: {', '.join(sorted(_RESOURCE_KEYS))})",
         )
     spec = ResourceSpec()
-    for key in ("name", "title", "description", "uri", "uri_template", "mime_type", "complete", "instances", "reader"):
+    for key in ("name", "title", "description", "uri", "uri_template", "mime_type", *_SNIPPET_KEYS):
         if key in data:
             setattr(spec, key, _expect(data[key], str, key))
     if "size" in data:
@@ -302,6 +321,12 @@ def _read_resource(raw: Any) -> ResourceSpec:
         spec.unchecked_values = _expect(data["unchecked_values"], bool, "unchecked_values")
     if "samples" in data:
         spec.samples = _str_list(data["samples"], "samples")
+    if "scopes" in data:
+        spec.scopes = _str_list(data["scopes"], "scopes")
+        # Refused even while loading work in progress: a scope list that cannot be checked must not serve.
+        problem = scopes_problem(spec.scopes, "scopes")
+        if problem is not None:
+            raise _field_error("scopes", problem)
     spec.icons = [_parse_icon(item) for item in _expect(data.get("icons", []), list, "icons")]
     if "annotations" in data:
         spec.annotations = _parse_annotations(_expect(data["annotations"], dict, "annotations"))
@@ -352,8 +377,9 @@ def _check_resource(spec: ResourceSpec) -> None:
                 f"completions name unknown variable(s) {', '.join(sorted(unknown))} "
                 f"(the template has {', '.join(variables)})",
             )
-    if spec.instances.strip() and not spec.uri_template:
-        raise _field_error("instances", "instances need a uri_template (a direct resource is its own instance)")
+    for kind in RESOURCE_KINDS:
+        if kind.template_only and not spec.uri_template and getattr(spec, kind.key).strip():
+            raise _field_error(kind.key, kind.needs_template())
     # Anything the checks above missed, in the builder's words.
     spec.validate()
 
@@ -435,6 +461,7 @@ class _Locations:
     top: dict[str, int] = field(default_factory=dict)
     tables: dict[str, int] = field(default_factory=dict)
     server: dict[str, int] = field(default_factory=dict)
+    auth: dict[str, int] = field(default_factory=dict)
     resources: list[tuple[int, dict[str, int]]] = field(default_factory=list)
     tests: list[tuple[int, dict[str, int]]] = field(default_factory=list)
 
@@ -484,6 +511,8 @@ def _locate(text: str) -> _Locations:
                     (found.resources if name == "resources" else found.tests).append((line, current))
                 elif name == "server":
                     current = found.server
+                elif name == "server.auth":
+                    current = found.auth
                 else:
                     entries = found.resources if name.startswith("resources.") else found.tests
                     if name.startswith(("resources.", "tests.")) and entries:

@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from resources_qt.errors import ValidationError
 from resources_qt.live.patterns import pattern_problem
+from resources_qt.project.auth_settings import AuthConfig, scopes_problem
 from resources_qt.project.settings_table import CACHE_TTL_MAX_MS, SETTINGS, default
 from resources_qt.resource import Annotations, CacheHint, Icon, Reader, Resource
+from resources_qt.snippets.kinds import RESOURCE_KINDS
 from resources_qt.testing.spec import TestSpec
 
 if TYPE_CHECKING:
@@ -72,6 +74,7 @@ class ServerSettings:
     subscriptions: bool = default("subscriptions")
     reader_timeout: float = default("reader_timeout")
     workers: int = default("workers")
+    readers: Literal["process", "thread"] = default("readers")
     memory_limit_mb: int = default("memory_limit_mb")
     page_size: int = default("page_size")
     cache_ttl_ms: int | None = default("cache_ttl_ms")
@@ -85,6 +88,8 @@ class ServerSettings:
     max_sessions: int = default("max_sessions")
     session_idle_timeout: float = default("session_idle_timeout")
     mask_errors: bool = default("mask_errors")
+    auth: AuthConfig | None = None
+    """The `[server.auth]` sub-table (declared in `auth_settings`): None serves HTTP without OAuth."""
 
     def validate(self) -> None:
         """Raise `ValidationError` (-32602) naming the first invalid setting (its `field` is the key)."""
@@ -100,6 +105,10 @@ class ServerSettings:
             message = row.problem(getattr(self, row.key))
             if message is not None:
                 return row.key, message
+        if self.auth is not None:
+            if not isinstance(self.auth, AuthConfig):
+                return "auth", f"auth must be an AuthConfig, not {type(self.auth).__name__}"
+            return self.auth.problem()
         return None
 
     @property
@@ -179,6 +188,9 @@ class ResourceSpec:
     complete: str = ""
     """Snippet source of `def complete(name, value, context)` for dynamic completions."""
     cache: CacheHint | None = None
+    scopes: list[str] = field(default_factory=list)
+    """OAuth scopes a caller's token needs to list, read, subscribe to or complete this resource (HTTP with
+    `[server.auth]`; stdio and HTTP without it see everything)."""
     unchecked_values: bool = False
     """Opt-out of the template value checks (no `/` in a simple `{var}`, no `..`, NUL or absolute path)."""
     watch: WatchSpec | None = None
@@ -226,15 +238,17 @@ class ResourceSpec:
         for sample in self.samples:
             if not sample.strip():
                 raise ValidationError(f"Resource {self.name!r}: a sample URI is empty", field="samples")
+        scopes = scopes_problem(self.scopes, "scopes")
+        if scopes is not None:
+            raise ValidationError(f"Resource {self.name!r}: {scopes}", field="scopes")
         if self.watch is not None:
             problem = self.watch.problem()
             if problem is not None:
                 raise ValidationError(f"Resource {self.name!r}: {problem[1]}", field=problem[0])
-        if self.instances.strip() and not self.is_template:
-            raise ValidationError(
-                f"Resource {self.name!r}: instances need a uri_template (a direct resource is its own instance)",
-                field="instances",
-            )
+        if not self.is_template:
+            for kind in RESOURCE_KINDS:
+                if kind.template_only and getattr(self, kind.key).strip():
+                    raise ValidationError(f"Resource {self.name!r}: {kind.needs_template()}", field=kind.key)
 
     def _field_at_fault(self) -> str | None:
         """Which key the builder's first complaint is about, found by checking the keys one by one."""
@@ -270,6 +284,7 @@ class ResourceSpec:
         twin = copy.copy(self)
         twin.icons = list(self.icons)
         twin.samples = list(self.samples)
+        twin.scopes = list(self.scopes)
         twin.completions = {name: list(values) for name, values in self.completions.items()}
         if self.watch is not None:
             twin.watch = WatchSpec(files=list(self.watch.files), interval=self.watch.interval)
@@ -284,6 +299,17 @@ class ResourceSpec:
 
 def placeholder_reader(uri: str, params: Mapping[str, Any]) -> str:
     return ""
+
+
+def _check_kind_fields() -> None:
+    # A kind added to the registry without its field would be dropped by the loader and writer silently.
+    fields_ = ResourceSpec.__dataclass_fields__
+    for kind in RESOURCE_KINDS:
+        if kind.key not in fields_ or fields_[kind.key].default != "":
+            raise TypeError(f"ResourceSpec needs a str field {kind.key!r} for the {kind.name} snippet kind")
+
+
+_check_kind_fields()
 
 
 def _fails(spec: ResourceSpec) -> bool:

@@ -9,7 +9,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from resources_qt.errors import ValidationError
+from resources_qt.project.auth_settings import auth_entries
 from resources_qt.project.model import FORMAT_VERSION, Project, ResourceSpec, ServerSettings
+from resources_qt.snippets.kinds import KINDS, PRELUDE, RESOURCE_KINDS
 from resources_qt.testing.spec import TestSpec, test_to_dict
 
 __all__ = [
@@ -28,8 +30,11 @@ __all__ = [
     "value",
 ]
 
-BLOCK_KEYS = frozenset({"prelude", "reader", "complete", "instances"})
+BLOCK_KEYS = frozenset(kind.key for kind in KINDS)
 """Keys holding snippets: written as multi-line strings so they read as code."""
+
+RESOURCE_KINDS_LAST = sorted(RESOURCE_KINDS, key=lambda kind: kind.required)
+"""Snippets end an entry, the required reader last: it is the longest, and the optional ones lead up to it."""
 
 RESOURCE_ORDER = (
     "name",
@@ -44,11 +49,10 @@ RESOURCE_ORDER = (
     "annotations",
     "completions",
     "cache",
+    "scopes",
     "unchecked_values",
     "watch",
-    "complete",
-    "instances",
-    "reader",
+    *(kind.key for kind in RESOURCE_KINDS_LAST),
 )
 
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
@@ -167,15 +171,24 @@ def top_text(project: Project) -> str:
     text = f"format = {FORMAT_VERSION}\n"
     if project.prelude:
         # Top-level keys must come before the first table, or they would belong to it.
-        text += f"\nprelude = {block(project.prelude)}\n"
+        text += f"\n{PRELUDE.key} = {block(project.prelude)}\n"
     return text
 
 
+SERVER_TABLES = ("auth",)
+"""`[server]` fields written as sub-tables (`[server.auth]`), not as keys."""
+
+
 def server_entries(server: ServerSettings) -> dict[str, Any]:
-    """The `[server]` keys to write: the name, and every setting that differs from its default."""
+    """The `[server]` keys to write: the name, and every setting that differs from its default.
+
+    Sub-tables (`[server.auth]`: `auth_entries`) are not among them.
+    """
     defaults = ServerSettings()
     out: dict[str, Any] = {}
     for name in ServerSettings.__dataclass_fields__:
+        if name in SERVER_TABLES:
+            continue
         item = getattr(server, name)
         if name == "name" or (item != getattr(defaults, name) and item is not None):
             out[name] = item
@@ -183,7 +196,11 @@ def server_entries(server: ServerSettings) -> dict[str, Any]:
 
 
 def server_text(server: ServerSettings) -> str:
-    return _lines("[server]", server_entries(server))
+    text = _lines("[server]", server_entries(server))
+    auth = auth_entries(server.auth)
+    if auth:
+        text += "\n" + _lines("[server.auth]", auth)
+    return text
 
 
 def resource_entries(spec: ResourceSpec) -> dict[str, Any]:
@@ -220,6 +237,8 @@ def resource_entries(spec: ResourceSpec) -> dict[str, Any]:
         out["completions"] = {name: list(values) for name, values in spec.completions.items()}
     if spec.cache is not None:
         out["cache"] = {"ttl_ms": spec.cache.ttl_ms, "scope": spec.cache.scope}
+    if spec.scopes:
+        out["scopes"] = list(spec.scopes)
     if spec.unchecked_values:
         out["unchecked_values"] = True
     if spec.watch is not None and not spec.watch.is_empty:
@@ -229,12 +248,10 @@ def resource_entries(spec: ResourceSpec) -> dict[str, Any]:
         if spec.watch.interval is not None:
             watch["interval"] = spec.watch.interval
         out["watch"] = watch
-    if spec.complete:
-        out["complete"] = spec.complete
-    if spec.instances:
-        out["instances"] = spec.instances
-    if spec.reader:
-        out["reader"] = spec.reader
+    for kind in RESOURCE_KINDS_LAST:
+        source = getattr(spec, kind.key)
+        if source:
+            out[kind.key] = source
     return out
 
 

@@ -20,9 +20,10 @@ __all__ = [
 CACHE_TTL_MAX_MS = 365 * 24 * 3600 * 1000
 """The longest cache hint a project may give: one year."""
 
-Applies = Literal["identity", "capabilities", "pool", "engine", "cache"]
+Applies = Literal["identity", "capabilities", "pool", "readers", "engine", "cache"]
 """Where a key takes effect: the server's identity (the engine's name, version, instructions), the capabilities it
-advertises, the snippet pool's limits, the engine's own limits, or the read cache hint."""
+advertises, the snippet pool's limits, where readers run (`resource-studio serve` only), the engine's own limits, or
+the read cache hint."""
 
 Kind = type[str] | type[bool] | type[int] | type[float]
 
@@ -121,6 +122,10 @@ SETTINGS: tuple[Setting, ...] = (
             "readerTimeoutEdit", "pool", argument="timeout", least=0.1, most=3600.0, unit="s", live=True),
     Setting("workers", int, 2, _READERS, "&Workers", "Snippet worker processes", "workersEdit", "pool",
             least=1, most=64, live=True),
+    Setting("readers", str, "process", _READERS, "Readers &run in",
+            "Where `serve` runs readers: worker processes (contained), or threads of the server (trusted "
+            "projects only: faster, no memory or crash containment); the studio always uses processes",
+            "readersCombo", "readers", choices=("process", "thread")),
     Setting("memory_limit_mb", int, 1024, _READERS, "&Memory limit (MB)", "Memory per worker", "memoryLimitEdit",
             "pool", least=64, most=1_048_576, unit="MB", live=True),
     Setting("page_size", int, 100, _LISTING, "&Page size", "Entries per resources/list page", "pageSizeEdit",

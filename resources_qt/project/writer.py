@@ -13,17 +13,24 @@ from typing import TYPE_CHECKING, Any
 from resources_qt.errors import ValidationError
 from resources_qt.project import render
 from resources_qt.project.atomic import write_atomic
+from resources_qt.project.auth_settings import auth_entries
 from resources_qt.project.layout import Group, Layout
 from resources_qt.project.loader import read_resource_table, read_server_table
 from resources_qt.project.model import Project, ResourceSpec, ServerSettings
+from resources_qt.snippets.kinds import PRELUDE, RESOURCE_KINDS
 from resources_qt.testing.spec import TestSpec, TestSpecError, parse_test
 
 if TYPE_CHECKING:
     import tomlkit
 
-__all__ = ["dumps_project", "render_project", "save_project"]
+__all__ = ["SCHEMA_DIRECTIVE", "SCHEMA_FILE_NAME", "dumps_project", "render_project", "save_project"]
 
 logger = logging.getLogger(__name__)
+
+SCHEMA_FILE_NAME = "resource-studio.schema.json"
+"""The project file's JSON Schema beside it (`resource-studio schema --output`; see `resources_qt.lint.schema`)."""
+SCHEMA_DIRECTIVE = f"#:schema ./{SCHEMA_FILE_NAME}"
+"""The first line of a file in the standard layout: editors with TOML schema support (Taplo) validate by it."""
 
 _RESOURCE_EMPTY: dict[str, Any] = {
     "name": "",
@@ -38,11 +45,10 @@ _RESOURCE_EMPTY: dict[str, Any] = {
     "annotations": {},
     "completions": {},
     "cache": None,
+    "scopes": [],
     "unchecked_values": False,
     "watch": None,
-    "complete": "",
-    "instances": "",
-    "reader": "",
+    **{kind.key: "" for kind in RESOURCE_KINDS},
 }
 
 
@@ -152,30 +158,33 @@ class _Renderer:
         fingerprint = render.top_text(project)
         old = self._layout.top if self._layout is not None else None
         if old is None:
-            self._add(_Piece("top", fingerprint, fingerprint), fresh=False)
+            self._add(_Piece("top", f"{SCHEMA_DIRECTIVE}\n{fingerprint}", fingerprint), fresh=False)
             return
         text = old.text if old.fingerprint == fingerprint else self._edit_top(old.text)
+        if old.text.startswith("#:schema") and not text.startswith("#:schema"):
+            # The top was rewritten in the standard layout: the file's schema line stays its first line.
+            text = old.text.split("\n", 1)[0] + "\n" + text
         self._add(_Piece("top", text, fingerprint), fresh=False)
 
     def _edit_top(self, old: str) -> str:
-        prelude = self._project.prelude
-        entries = {"format": 1, **({"prelude": prelude} if prelude else {})}
-        full = {"format": 1, "prelude": prelude}
+        prelude, key = self._project.prelude, PRELUDE.key
+        entries = {"format": 1, **({key: prelude} if prelude else {})}
+        full = {"format": 1, key: prelude}
 
         def check(text: str) -> bool:
             data = tomllib.loads(text)
-            return data.get("prelude", "") == prelude and data.get("format") == 1
+            return data.get(key, "") == prelude and data.get("format") == 1
 
-        if prelude and "prelude" not in tomllib.loads(old):
+        if prelude and key not in tomllib.loads(old):
             # A new prelude goes below what is there, after a blank line, as in the standard layout.
             stripped = old.rstrip("\n")
             tail = old[len(stripped) :] or "\n"
-            text = f"{stripped}\n\nprelude = {render.block(prelude)}{tail}"
+            text = f"{stripped}\n\n{key} = {render.block(prelude)}{tail}"
             return text if check(text) else render.top_text(self._project)
         from resources_qt.project.table_edit import apply_entries, edit_text  # tomlkit: see table_edit
 
         edited = edit_text(
-            old, lambda doc: apply_entries(doc, entries, full=full, order=["format", "prelude"]), check, what="the top"
+            old, lambda doc: apply_entries(doc, entries, full=full, order=["format", key]), check, what="the top"
         )
         return edited if edited is not None else render.top_text(self._project)
 
@@ -199,7 +208,9 @@ class _Renderer:
         if olds and olds[0].fingerprint == fingerprint:
             text = olds[0].text
         elif olds:
+            auth = auth_entries(server.auth)
             full = {name: getattr(server, name) for name in ServerSettings.__dataclass_fields__}
+            full["auth"] = auth or None
             entries = render.server_entries(server)
 
             def check(edited: str) -> bool:
@@ -207,12 +218,22 @@ class _Renderer:
 
             from resources_qt.project.table_edit import apply_entries, edit_text, table_of
 
-            text = edit_text(
-                olds[0].text,
-                lambda doc: apply_entries(table_of(doc["server"]), entries, full=full, order=list(full)),
-                check,
-                what="[server]",
-            )
+            def edit(doc: tomlkit.TOMLDocument) -> None:
+                table = table_of(doc["server"])
+                # `[server.auth]` edited where it stands (its comments kept) or, when new, added as a table.
+                kept = auth and "auth" in table
+                apply_entries(table, {**entries, "auth": auth} if kept else entries, full=full, order=list(full))
+                if auth and "auth" not in table:
+                    import tomlkit
+
+                    added = tomlkit.table()
+                    for name, item in auth.items():
+                        added.add(name, item)
+                    if olds[0].text.endswith("\n\n"):
+                        added.add(tomlkit.nl())  # the blank line that set the table off from the next one
+                    table.add("auth", added)
+
+            text = edit_text(olds[0].text, edit, check, what="[server]")
         self._add(_Piece("server", text or fingerprint, fingerprint), fresh=text is None)
 
     def _emit_resource(self, spec: ResourceSpec, old: Group | None) -> None:

@@ -7,34 +7,28 @@ import concurrent.futures
 import copy
 import logging
 import threading
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from PySide6.QtCore import QObject, Signal, Slot
 
 from resources_qt.errors import ValidationError
-from resources_qt.live.events import DataChanged, InstancesFailed, InstancesListed, watch_kinds
+from resources_qt.live.events import watch_kinds
+from resources_qt.notifications import Notification
 from resources_qt.project import Project, ResourceSpec
 from resources_qt.project.settings_table import settings_for
 from resources_qt.qt.engine_parts import EngineParts, build_engine, import_engine
+from resources_qt.qt.facade_events import CompletionsDone, PreviewDone, TransportFailed, event_emitters
 from resources_qt.qt.pump import EventPump
 from resources_qt.resource import Resource
+from resources_qt.server.auth.visibility import ScopePolicy, reading_as
 from resources_qt.server.completion import complete_values
 from resources_qt.server.events import (
-    BusStateChanged,
-    NotificationSent,
     ServerEvent,
     ServerFailed,
-    ServerStarted,
-    ServerStopped,
-    SessionClosed,
     SessionInfo,
-    SessionOpened,
-    SubscriptionAdded,
-    SubscriptionRemoved,
     Traffic,
-    TransportStopped,
 )
 from resources_qt.server.loopthread import LoopThread
 from resources_qt.server.reading import PreviewOutcome, preview_read
@@ -57,33 +51,6 @@ __all__ = ["ServerController"]
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-
-class _Preview:
-    """A finished preview, carried through the pump."""
-
-    __slots__ = ("outcome",)
-
-    def __init__(self, outcome: PreviewOutcome) -> None:
-        self.outcome = outcome
-
-
-class _TransportFailed:
-    """A transport that did not start while another one serves."""
-
-    __slots__ = ("message", "transport")
-
-    def __init__(self, transport: str, message: str) -> None:
-        self.transport = transport
-        self.message = message
-
-
-class _Completions:
-    __slots__ = ("request_id", "values")
-
-    def __init__(self, request_id: str, values: list[str]) -> None:
-        self.request_id = request_id
-        self.values = values
 
 
 class ServerController(QObject):
@@ -161,7 +128,7 @@ class ServerController(QObject):
         self._engine: EngineParts | None = None
         self._bus: Bus | None = None
         self._announce_edits = False
-        self._emitters = self._event_emitters()
+        self._emitters = event_emitters(self)
         self._pump = EventPump(parent=self)
         self._pump.drained.connect(self._on_drained)
         self._unlisten_output = self._pool.add_output_listener(self._on_snippet_output)
@@ -170,6 +137,7 @@ class ServerController(QObject):
         self._side_loop: LoopThread | None = None
         self._side_stop: asyncio.Event | None = None
         self._shut = False
+        self._read_as: tuple[str, ...] | None = None
 
     # -- properties ------------------------------------------------------------------
 
@@ -261,9 +229,11 @@ class ServerController(QObject):
             self._apply_settings(new)
             if old.prelude != new.prelude:
                 self._pool.set_prelude(new.prelude)
+            self._scopes_before(new.resources)
             summary = apply_project(self._resources, old, new, self._make)
             self._project = new
             self._specs = {spec.name: spec for spec in served_specs(self._resources, old, new, summary)}
+            self._scopes_after()
             self._update_live()
             self._announce(summary)
         if summary.refused:
@@ -279,6 +249,7 @@ class ServerController(QObject):
         if spec is not None:
             spec.validate()
         with self._lock:
+            self._scopes_before([spec] if spec is not None else [])
             summary = apply_spec(self._resources, old, spec, self._make)
             if old is not None:
                 self._specs.pop(old.name, None)
@@ -286,6 +257,7 @@ class ServerController(QObject):
                 # A copy: the caller may keep editing its spec, and the next call must see that as a change.
                 self._specs[spec.name] = copy.deepcopy(spec)
             self._project.resources = list(self._specs.values())
+            self._scopes_after()
             self._update_live()
             self._announce(summary)
 
@@ -319,11 +291,21 @@ class ServerController(QObject):
             if not server.is_running:
                 for name, value in settings_for(settings, "capabilities").items():
                     setattr(server, name, value)
+                server.access.config = settings.auth  # like the capabilities: taken at the next start
         self._pool.configure(**settings_for(settings, "pool", live_only=True))
         folder = project_folder(project)
         if folder is not None:
             # Saved under a new name: snippets run in (and PROJECT_DIR names) the new folder.
             self._pool.configure(project_dir=folder)
+
+    def _scopes_before(self, specs: list[ResourceSpec]) -> None:
+        # Under the lock: no version of an edited resource serves for a moment with fewer scopes than it asks.
+        if self._engine is not None:
+            self._engine.server.access.scopes.tighten(ScopePolicy.of_specs(specs))
+
+    def _scopes_after(self) -> None:
+        if self._engine is not None:
+            self._engine.server.access.scopes.replace(ScopePolicy.of_specs(self._specs.values()))
 
     def _update_live(self) -> None:
         # Under the lock. On the control thread: restarting a watcher waits for its thread, which the GUI must not.
@@ -429,7 +411,7 @@ class ServerController(QObject):
                 logger.warning("Starting %s failed: %s", transport, message)
                 if self.is_running:
                     # The other transport keeps serving: only this one failed.
-                    self._pump.push(_TransportFailed(transport, message))
+                    self._pump.push(TransportFailed(transport, message))
                 else:
                     self._pump.push(ServerFailed(message))
 
@@ -437,23 +419,12 @@ class ServerController(QObject):
 
     # Sends reach sessions only: without an engine nothing serves, and there is no one to tell.
 
-    @Slot()
-    def send_resources_changed(self) -> None:
+    @Slot(object)
+    def notify(self, notification: Notification) -> None:
+        """Send `notification` (list_changed, or updated for a URI and maybe one session) from the server loop."""
         engine = self._engine
         if engine is not None:
-            engine.server.submit(engine.server.send_resources_changed())
-
-    @Slot(str)
-    def send_resource_updated(self, uri: str) -> None:
-        engine = self._engine
-        if engine is not None:
-            engine.server.submit(engine.server.send_resource_updated(uri))
-
-    @Slot(str, str)
-    def send_resource_updated_for_session(self, session_id: str, uri: str) -> None:
-        engine = self._engine
-        if engine is not None:
-            engine.server.submit(engine.server.send_resource_updated_for_session(session_id, uri))
+            engine.server.submit(engine.server.notify(notification))
 
     # -- preview and completion --------------------------------------------------------------
 
@@ -461,12 +432,24 @@ class ServerController(QObject):
     def preview(self, uri: str) -> None:
         """Read `uri` as a client would; the outcome arrives as preview_finished."""
 
+        read_as = self._read_as
+        visible = reading_as(self._specs.values(), read_as) if read_as is not None else None
+
         async def run() -> None:
             # The collection the engine serves (or will): the same read, resolution and error mapping.
-            outcome = await preview_read(self._resources, uri)
-            self._pump.push_now(_Preview(outcome))  # a user is waiting: no batching delay
+            outcome = await preview_read(self._resources, uri, visible=visible)
+            self._pump.push_now(PreviewDone(outcome))  # a user is waiting: no batching delay
 
         self._run_off_gui(run)
+
+    def set_read_as(self, scopes: Sequence[str] | None) -> None:
+        """Previews read as an HTTP caller whose token holds `scopes` (None: as the studio, seeing everything)."""
+        self._read_as = tuple(scopes) if scopes is not None else None
+
+    def listed_as(self, scopes: Sequence[str]) -> list[str]:
+        """The served resources and templates (names) a caller holding `scopes` lists (instances follow theirs)."""
+        visible = reading_as(self._specs.values(), scopes)
+        return [name for name in self._specs if visible(name)]
 
     @Slot(str, str, str, str, dict)
     def complete(
@@ -482,7 +465,7 @@ class ServerController(QObject):
                     values = await complete_values(resource, variable, value, dict(context or {}))
                 except Exception as exc:
                     logger.info("Completion of %s.%s failed: %s", resource_name, variable, exc)
-            self._pump.push(_Completions(request_id, values[:100]))
+            self._pump.push(CompletionsDone(request_id, values[:100]))
 
         self._run_off_gui(run)
 
@@ -601,28 +584,6 @@ class ServerController(QObject):
         emit = self._emitters.get(type(event))
         if emit is not None:
             emit(event)
-
-    def _event_emitters(self) -> dict[type, Callable[[Any], None]]:
-        """Which signal each engine event becomes: one entry per event type, looked up by its type."""
-        return {
-            SessionOpened: lambda e: self.session_opened.emit(e.info),
-            SessionClosed: lambda e: self.session_closed.emit(e.session_id),
-            SubscriptionAdded: lambda e: self.subscription_added.emit(e.session_id, e.uri),
-            SubscriptionRemoved: lambda e: self.subscription_removed.emit(e.session_id, e.uri),
-            NotificationSent: lambda e: self.notification_sent.emit(e.method, e.uri, e.recipients),
-            ServerStarted: lambda e: self.server_started.emit(e.url),
-            ServerStopped: lambda e: self.server_stopped.emit(),
-            ServerFailed: lambda e: self.server_failed.emit(e.message),
-            TransportStopped: lambda e: self.transport_stopped.emit(e.transport, e.message),
-            _TransportFailed: lambda e: self.transport_stopped.emit(e.transport, e.message),
-            _Preview: lambda e: self.preview_finished.emit(e.outcome),
-            _Completions: lambda e: self.completions_ready.emit(e.request_id, e.values),
-            DataChanged: lambda e: self.data_changed.emit(e.resource, e.time, list(e.uris)),
-            InstancesFailed: lambda e: self.instances_failed.emit(e.resource, e.message),
-            InstancesListed: lambda e: self.instances_listed.emit(e.resource, e.count),
-            BusStateChanged: lambda e: self.bus_state_changed.emit(e.connected, e.url),
-        }
-
 
 def _log_failure(future: concurrent.futures.Future[Any]) -> None:
     if future.cancelled():

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, TextIO, runtime_checkable
 
 from PySide6.QtCore import QObject, SignalInstance
 
+from resources_qt.notifications import Notification
 from resources_qt.project import Project, ResourceSpec
 
 if TYPE_CHECKING:  # the window imports this module before first paint: no engine import here
@@ -66,6 +67,9 @@ class StudioController(Protocol):
     bus_state_changed: SignalInstance
 
     @property
+    def project(self) -> Project: ...
+
+    @property
     def is_running(self) -> bool: ...
 
     @property
@@ -102,11 +106,11 @@ class StudioController(Protocol):
 
     def stop_http(self) -> None: ...
 
-    def send_resources_changed(self) -> None: ...
+    def notify(self, notification: Notification) -> None: ...
 
-    def send_resource_updated(self, uri: str) -> None: ...
+    def set_read_as(self, scopes: Sequence[str] | None) -> None: ...
 
-    def send_resource_updated_for_session(self, session_id: str, uri: str) -> None: ...
+    def listed_as(self, scopes: Sequence[str]) -> list[str]: ...
 
     def sessions(self) -> list[SessionInfo]: ...
 

@@ -15,7 +15,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from resources_qt.server.sdk_private import discard_session, http_transports
 
-__all__ = ["EvictingAdmission"]
+__all__ = ["EvictingAdmission", "session_header"]
 
 logger = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ class EvictingAdmission:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        session_id = _session_header(scope)
+        session_id = session_header(scope)
         if session_id is None:
             if self._may_open_session(scope) and self._full():
                 await self._evict_one()
@@ -136,7 +136,8 @@ class _LearnSession:
         await self._send(message)
 
 
-def _session_header(scope: Scope) -> str | None:
+def session_header(scope: Scope) -> str | None:
+    """The request's `Mcp-Session-Id`, or None."""
     value = _header(scope, _HEADER)
     return value.decode("latin-1") if value is not None else None
 

@@ -1,4 +1,4 @@
-"""`resource-studio serve PROJECT [--http [HOST:]PORT] [--stdio] [--watch] [--bus URL]`: headless serving."""
+"""`resource-studio serve PROJECT [--http [HOST:]PORT] [--stdio] [--watch] [--readers MODE] ...`: headless serving."""
 
 from __future__ import annotations
 
@@ -11,19 +11,22 @@ import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from resources_qt.address import parse_http_address
+from resources_qt.bus.cli import BUS_PASSWORD_FILE_HELP, BUS_PASSWORD_HELP, bus_password
 from resources_qt.bus.redis_bus import RedisBus
 from resources_qt.bus.urls import BUS_ENV, BusDependencyError, default_channel, redact
 from resources_qt.live import LiveData
-from resources_qt.project import ProjectError, load_project
+from resources_qt.project import Project, ProjectError, load_project
+from resources_qt.server.auth.access import combined_with_token
 from resources_qt.server.engine import ResourceServer
 from resources_qt.server.events import ServerEvent, ServerFailed, TransportStopped
 from resources_qt.server.factory import build_server
 from resources_qt.server.logtext import EscapingFormatter
-from resources_qt.server.output_writer import OutputWriter
-from resources_qt.snippets import bind_project, create_pool, snippet_resource
+from resources_qt.server.output_writer import MAX_OUTPUT_FILE_BYTES, OutputFile, OutputWriter
+from resources_qt.snippets import SnippetPool, bind_project, snippet_resource
+from resources_qt.snippets.binding import READERS, create_readers
 
 __all__ = ["build_parser", "parse_address", "serve_main"]
 
@@ -31,6 +34,7 @@ logger = logging.getLogger(__name__)
 
 PROG = "resource-studio serve"
 TOKEN_ENV = "RESOURCE_STUDIO_TOKEN"
+THREAD_READERS_NOTICE = "Trusted mode: readers run in threads of the server process: no memory or crash containment"
 
 
 class _UsageError(Exception):
@@ -58,16 +62,26 @@ def build_parser() -> argparse.ArgumentParser:
         "--bus",
         metavar="URL",
         help=f"share notifications with the other replicas through Redis: redis://[:PASSWORD@]HOST:PORT/DB "
-        f"or rediss://... (default ${BUS_ENV})",
+        f"or rediss://... (default ${BUS_ENV}). {BUS_PASSWORD_HELP}",
     )
+    parser.add_argument("--bus-password-file", metavar="FILE", help=BUS_PASSWORD_FILE_HELP)
     parser.add_argument(
         "--bus-channel", metavar="NAME", help="the bus channel (default: resource-studio: + the server name)"
     )
     parser.add_argument(
         "--snippet-output",
         metavar="FILE",
-        help="where what snippets print goes: a file (appended), or 'off' (default: stderr, one line per printed "
-        "line, prefixed with the resource and the URI read)",
+        help="where what snippets print goes: a file (appended; not through a symbolic link; moved to FILE.1 "
+        f"before it passes {MAX_OUTPUT_FILE_BYTES // (1024 * 1024)} MiB), or 'off' (default: stderr). One line per "
+        "printed line, '[resource uri] stdout: text', with control characters, backslashes and what a shell acts "
+        "on ($ ` ; & | < >) written as \\xNN escapes",
+    )
+    parser.add_argument(
+        "--readers",
+        choices=READERS,
+        help="where reader snippets run (default: the project's [server] readers, else process): 'process', "
+        "worker processes with memory, crash and timeout containment; 'thread', threads of the server process, "
+        "faster, for trusted projects only: no memory or crash containment, a timed-out snippet runs on",
     )
     parser.add_argument(
         "--log-level", default="warning", choices=["debug", "info", "warning", "error"], help="stderr log level"
@@ -112,6 +126,8 @@ def serve_main(argv: Sequence[str]) -> int:
         if args.stdio and args.token and not args.http:
             raise _UsageError("--token applies to --http only")
         project = load_project(args.project)
+        if address is not None:
+            _check_authorization(project, token)
         bus = _make_bus(args, project.server.name)
     except _UsageError as exc:
         return _fail(str(exc))
@@ -122,7 +138,8 @@ def serve_main(argv: Sequence[str]) -> int:
     except OSError as exc:
         return _fail(f"--snippet-output: {_one_line(exc)}")
     settings = project.server
-    pool = create_pool(project)
+    pool = create_readers(project, readers=args.readers)
+    threaded = not isinstance(pool, SnippetPool)
     watcher: Any = None
     server: ResourceServer | None = None
     live: LiveData | None = None
@@ -138,7 +155,8 @@ def serve_main(argv: Sequence[str]) -> int:
         server = build_server(project, bind_project(project, pool))
         server.set_bus(bus)
         # Data-driven listing and notifications: instances snippets, watched files, interval polling.
-        live = LiveData(server, project, pool)
+        # LiveData names the process pool; it uses only the surface both runners share (SnippetReaders).
+        live = LiveData(server, project, cast(SnippetPool, pool))
         live.start()
         failed = threading.Event()
 
@@ -165,6 +183,11 @@ def serve_main(argv: Sequence[str]) -> int:
             except (OSError, ValueError) as exc:
                 return _fail(_one_line(exc))
             print(f"Serving {settings.name!r} at {url}", file=sys.stderr, flush=True)
+            if threaded:  # after the URL line: scripts read the address off the first line
+                print(THREAD_READERS_NOTICE, file=sys.stderr, flush=True)
+            if settings.auth is not None:
+                print(f"Accepting OAuth access tokens of {settings.auth.issuer} for {settings.auth.resource}",
+                      file=sys.stderr, flush=True)  # fmt: skip
             _settle_heap()
             if bus is not None:
                 shared = f"Sharing notifications on {redact(bus.url)} channel {bus.channel!r}"
@@ -177,6 +200,8 @@ def serve_main(argv: Sequence[str]) -> int:
             else:
                 _wait_until_stopped(server)
         else:
+            if threaded:
+                print(THREAD_READERS_NOTICE, file=sys.stderr, flush=True)
             if watcher is not None:
                 watcher.start()
             _settle_heap()
@@ -199,29 +224,46 @@ def serve_main(argv: Sequence[str]) -> int:
             output_sink.close()
 
 
-def _open_output_sink(where: str | None) -> TextIO | None:
+def _check_authorization(project: Project, token: str | None) -> None:
+    """`[server.auth]` and a static token are refused together; scopes without `[server.auth]` are warned of."""
+    try:
+        combined_with_token(project.server.auth, token)
+    except ValueError as exc:
+        raise _UsageError(str(exc)) from None
+    scoped = [spec.name for spec in project.resources if spec.scopes]
+    if scoped and project.server.auth is None:
+        logger.warning(
+            "%d resources declare scopes (%s) but the project has no [server.auth]: every HTTP client sees them",
+            len(scoped), ", ".join(scoped[:5]) + (", ..." if len(scoped) > 5 else ""),
+        )  # fmt: skip
+
+
+def _open_output_sink(where: str | None) -> TextIO | OutputFile | None:
     """stderr by default (stdout is the protocol's with --stdio), a file appended to, or None for 'off'."""
     if where is None:
         return sys.stderr
     if where == "off":
         return None
-    return open(where, "a", encoding="utf-8")  # kept open while serving, closed at exit
+    return OutputFile(where)  # kept open while serving, closed at exit; OutputFileError says why not
 
 
 def _make_bus(args: argparse.Namespace, server_name: str) -> RedisBus | None:
     """The RedisBus `--bus` (or $RESOURCE_STUDIO_BUS) asks for, not started; None without one."""
     url = args.bus or os.environ.get(BUS_ENV) or None
     if url is None:
-        if args.bus_channel:
-            raise _UsageError(f"--bus-channel needs --bus (or ${BUS_ENV})")
+        for flag, given in (("--bus-channel", args.bus_channel), ("--bus-password-file", args.bus_password_file)):
+            if given:
+                raise _UsageError(f"{flag} needs --bus (or ${BUS_ENV})")
         return None
     try:
+        password = bus_password(args.bus, args.bus_password_file, warn=logger.warning)
         channel = args.bus_channel or default_channel(server_name)
-        return RedisBus(url, channel=channel)
+        return RedisBus(url, channel=channel, password=password)
     except BusDependencyError as exc:
         raise _UsageError(f"--bus: {exc}") from None
     except ValueError as exc:
-        raise _UsageError(f"--bus: {exc}") from None
+        source = "--bus" if args.bus else f"${BUS_ENV}"
+        raise _UsageError(str(exc) if str(exc).startswith("--") else f"{source}: {exc}") from None
 
 
 def _settle_heap() -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from resources_qt.collection import Resources
@@ -19,12 +19,16 @@ MAX_VALUES = 100
 """The spec caps a completion answer at 100 values; `total`/`hasMore` tell the rest."""
 
 
-def find_template(resources: Resources, ref_uri: str) -> Resource | None:
-    """The resource a `ref/resource` names: by template (the usual case), else by direct URI."""
+def find_template(
+    resources: Resources, ref_uri: str, *, visible: Callable[[str], bool] | None = None
+) -> Resource | None:
+    """The resource a `ref/resource` names: by template (the usual case), else by direct URI; with `visible`,
+    only one the caller may see (by name: its scopes)."""
+    seen = visible or (lambda _name: True)
     for resource in resources:
-        if resource.uri_template == ref_uri:
+        if resource.uri_template == ref_uri and seen(resource.name):
             return resource
-    return next((r for r in resources if r.uri == ref_uri), None)
+    return next((r for r in resources if r.uri == ref_uri and seen(r.name)), None)
 
 
 async def complete_values(
@@ -56,9 +60,9 @@ async def complete_values(
     return [str(v) for v in completer if str(v).lower().startswith(lowered)]
 
 
-def require_template(resources: Resources, ref_uri: str) -> Resource:
-    """The resource a `ref/resource` names, or -32602 naming the unknown URI."""
-    resource = find_template(resources, ref_uri)
+def require_template(resources: Resources, ref_uri: str, *, visible: Callable[[str], bool] | None = None) -> Resource:
+    """The resource a `ref/resource` names, or -32602 naming the unknown URI (a hidden one is unknown too)."""
+    resource = find_template(resources, ref_uri, visible=visible)
     if resource is None:
         raise _mcp_error(INVALID_PARAMS, f"Unknown resource template: {ref_uri}", {"uri": ref_uri})
     return resource

@@ -16,9 +16,11 @@ from mcp.server.context import ServerRequestContext
 from resources_qt.bus.relay import Bus, NotificationRelay
 from resources_qt.bus.urls import redact
 from resources_qt.collection import ChangeKind, Resources
+from resources_qt.notifications import ListChanged, Notification, Updated
 from resources_qt.project.settings_table import setting
 from resources_qt.resource import CacheHint, Resource
 from resources_qt.server import http as http_host
+from resources_qt.server.auth.access import Access
 from resources_qt.server.events import (
     BusStateChanged,
     Observer,
@@ -35,10 +37,12 @@ from resources_qt.server.events import (
 from resources_qt.server.handlers import build_lowlevel
 from resources_qt.server.middleware import SESSION_KEY, EngineMiddleware, connection_of
 from resources_qt.server.notify import EngineDelivery, Notifier
+from resources_qt.server.outbox import SEND_QUEUE
 from resources_qt.server.paging import ListingCache
 from resources_qt.server.read_cache import ReadCache, connect_read_cache
 from resources_qt.server.reading import PreviewOutcome, preview_read
 from resources_qt.server.sessions import LegacySession, Session, SessionRegistry
+from resources_qt.server.streams import StreamBudget, open_stream_limit
 from resources_qt.server.transports import (
     HostedTransport,
     HttpTransport,
@@ -138,9 +142,18 @@ class ResourceServer:
         self.listing = ListingCache(resources)
         self.registry = SessionRegistry()
         self.middleware = EngineMiddleware(self)
+        self.access = Access(resources)
+        """`[server.auth]` (set `access.config` before `start_http`) and the scopes each resource needs."""
         self.notifier = Notifier(
-            registry=self.registry, emit=self.emit, observing=lambda: self.observing, drop_session=self.drop_session
+            visible=self.access.visible_to,
+            registry=self.registry,
+            emit=self.emit,
+            observing=lambda: self.observing,
+            drop_session=self.end_session,
+            queue_size=lambda: max(SEND_QUEUE, 2 * self.max_subscriptions),
         )
+        self.streams = StreamBudget()
+        """HTTP streams open now (GET and listen), capped below the open-file limit from start_http on."""
         # The one seam every notification passes: local subscribers at once, then
         # the bus (when replicas share one), and the other replicas' events back in.
         self.relay = NotificationRelay(
@@ -248,16 +261,21 @@ class ResourceServer:
 
         A stdio transport being served keeps running beside it (same collection, sessions and pool).
 
+        With `access.config` (`[server.auth]`) set, HTTP callers need an OAuth access token from its issuer
+        instead (`resources_qt.server.auth`), and see the resources their token's scopes allow.
+
         Raises:
-            ValueError: a non-loopback host without a token.
+            ValueError: a non-loopback host without a token or `[server.auth]`; a token with `[server.auth]`.
             OSError: the port is busy or the address unusable.
             RuntimeError: serving HTTP already, still stopping, or the server failed to start.
         """
         self._host.check_can_start("http")
-        http_host.check_bind(host, token)
+        oauth = self.access.http_auth(path=http_host.MCP_PATH, token=token)
+        http_host.check_bind(host, token, oauth=oauth is not None)
         sock = http_host.bind_socket(host, port)
         try:
             bound = sock.getsockname()[1]
+            self.streams = StreamBudget(open_stream_limit())
             server = build_lowlevel(self)
             app = http_host.build_app(
                 server,
@@ -267,7 +285,9 @@ class ResourceServer:
                 max_request_body_size=self.max_request_body_size,
                 session_idle_timeout=self.session_idle_timeout,
                 max_sessions=self.max_sessions,
-                extra_hosts=allowed_hosts,
+                extra_hosts=[*allowed_hosts, *(oauth.hosts() if oauth is not None else ())],
+                streams=self.streams,
+                oauth=oauth,
             )
         except BaseException:
             sock.close()
@@ -387,6 +407,7 @@ class ResourceServer:
         params: Mapping[str, Any] = ctx.params or {}
         info: Mapping[str, Any] = params.get("clientInfo") or {}
         version = result.get("protocolVersion", "") if isinstance(result, Mapping) else ""
+        caller = self.access.caller(ctx)
         session = LegacySession(
             connection=connection,
             session_id=session_id,
@@ -394,7 +415,14 @@ class ResourceServer:
             client_name=str(info.get("name", "")),
             client_version=str(info.get("version", "")),
             protocol_version=str(version or params.get("protocolVersion", "")),
+            view=caller.view,
+            subject=caller.subject,
+            client_id=caller.client_id,
         )
+        if caller.subject or caller.client_id:
+            logger.info("Session %s opened for %r (client %r)", session_id, caller.subject, caller.client_id)
+        if session.transport == "http":
+            session.ender = lambda: self._end_http_session(session_id)
         self.registry.add(session)
         connection.exit_stack.callback(self.drop_session, session_id)
         self.emit(SessionOpened(session.info()))
@@ -410,9 +438,22 @@ class ResourceServer:
         session = self.registry.remove(session_id)
         if session is None:
             return
+        session.stop_sending()
         for uri in sorted(session.subscriptions):
             self.emit(SubscriptionRemoved(session_id, uri))
         self.emit(SessionClosed(session_id))
+
+    def end_session(self, session_id: str) -> None:
+        """Drop a session that cannot be sent to (not reading, or its send failed) and close its stream."""
+        session = self.registry.get(session_id)
+        self.drop_session(session_id)
+        if session is not None:
+            session.end()
+
+    def _end_http_session(self, session_id: str) -> None:
+        http = self._host.get("http")
+        if isinstance(http, HttpTransport):
+            http.end_session(session_id)
 
     # -- notifications ---------------------------------------------------------
 
@@ -438,29 +479,23 @@ class ResourceServer:
                 lambda connected: self.emit(BusStateChanged(connected, shown, bus.channel))
             )
 
-    async def send_resources_changed(self, *, key: str | None = None) -> None:
-        """Broadcast notifications/resources/list_changed (no-op unless notifications are enabled).
+    async def notify(self, notification: Notification, *, key: str | None = None) -> None:
+        """Announce `notification` to this server's sessions and, with a bus, every replica's.
 
-        With a bus every replica's listeners get it too. `key` names the change
-        when several replicas may raise it on their own (see NotificationRelay).
+        A no-op unless its switch is on (`notifications` for list_changed, `subscriptions` for updated).
+        What it concerns is dropped from the read cache first, whether or not anything goes out (switched
+        off, the server stopped): what changed must not be served from the cache, now or after a restart.
+        `key` names the change when several replicas may raise it on their own (see NotificationRelay).
         """
-        # Dropped here whether or not anything goes out (switched off, the server stopped): what changed
-        # must not be served from the cache, now or after a restart.
-        self.read_cache.clear()
-        if self.enable_resource_notifications:
-            await self._on_server_loop(lambda: self._broadcast_list_changed(key=key))
-
-    async def send_resource_updated(self, uri: str, *, key: str | None = None) -> None:
-        """Tell every session subscribed to exactly `uri`, on every replica (no-op unless subscriptions are enabled)."""
-        self.read_cache.invalidate(uri)  # the content changed, whoever is told
-        if self.enable_resource_subscriptions:
-            await self._on_server_loop(lambda: self.relay.updated(uri, key=key))
-
-    async def send_resource_updated_for_session(self, session_id: str, uri: str) -> None:
-        """Tell one session (on whichever replica holds it), only if it subscribed to `uri`."""
-        self.read_cache.invalidate(uri)
-        if self.enable_resource_subscriptions:
-            await self._on_server_loop(lambda: self.relay.updated(uri, session_id))
+        if isinstance(notification, Updated):
+            self.read_cache.invalidate(notification.uri)
+        else:
+            self.read_cache.clear()
+        on = self.enable_resource_notifications if notification.capability == "notifications" else (
+            self.enable_resource_subscriptions
+        )
+        if on:
+            await self._on_server_loop(lambda: self._send(notification, key=key))
 
     def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T] | None:
         """Schedule `coro` on the server loop from any thread without waiting.
@@ -497,10 +532,11 @@ class ResourceServer:
         except RuntimeError:
             logger.debug("Notification dropped: the server loop has stopped")
 
-    async def _broadcast_list_changed(self, *, key: str | None = None) -> None:
-        with self._state_lock:
-            self._list_changed_pending = False
-        await self.relay.list_changed(key=key)
+    async def _send(self, notification: Notification, *, key: str | None = None) -> None:
+        if isinstance(notification, ListChanged):
+            with self._state_lock:
+                self._list_changed_pending = False
+        await self.relay.send(notification, key=key)
 
     @contextlib.contextmanager
     def change_key(self, key: str | None) -> Iterator[None]:
@@ -530,7 +566,7 @@ class ResourceServer:
             self._list_changed_pending = True
         try:
             key = getattr(self._change, "key", None)
-            thread.submit(self._broadcast_list_changed(key=f"{key}:list" if key else None))
+            thread.submit(self._send(ListChanged(), key=f"{key}:list" if key else None))
         except RuntimeError:
             with self._state_lock:
                 self._list_changed_pending = False

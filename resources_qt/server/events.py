@@ -40,6 +40,10 @@ class SessionInfo:
     connected_at: datetime
     subscriptions: frozenset[str] = frozenset()
     kind: Literal["session", "listen"] = "session"
+    subject: str = ""
+    """Who its bearer token speaks for (`sub`), with `[server.auth]`; never the token."""
+    client_id: str = ""
+    """The OAuth client the token was issued to (`client_id` / `azp`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +110,9 @@ class Traffic:
     direction: Direction
     method: str
     message: Mapping[str, Any] = field(default_factory=dict)
+    subject: str = ""
+    """Who the request's bearer token speaks for, with `[server.auth]` ("" otherwise); never the token."""
+    client_id: str = ""
 
 
 TrafficEntry = Traffic

@@ -5,6 +5,7 @@ from __future__ import annotations
 from resources_qt.collection import Resources
 from resources_qt.project import Project
 from resources_qt.project.settings_table import settings_for
+from resources_qt.server.auth.visibility import ScopePolicy
 from resources_qt.server.engine import ResourceServer
 from resources_qt.snippets import create_pool
 
@@ -22,4 +23,7 @@ def build_server(project: Project, resources: Resources) -> ResourceServer:
     )
     for name, value in settings_for(settings, "capabilities").items():
         setattr(server, name, value)
+    # `[server.auth]` and what each resource's `scopes` ask (resources_qt.server.auth).
+    server.access.config = settings.auth
+    server.access.scopes.replace(ScopePolicy.of_specs(project.resources))
     return server

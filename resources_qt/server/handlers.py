@@ -89,7 +89,8 @@ class _Handlers:
     async def list_resources(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
         await self._before_list()
         engine = self._engine
-        page, next_cursor = engine.listing.direct_page(params.cursor if params else None, engine.page_size)
+        visible = engine.access.seeing(engine.access.caller(ctx).view)
+        page, next_cursor = engine.listing.direct_page(params.cursor if params else None, engine.page_size, visible)
         return types.ListResourcesResult(resources=page, next_cursor=next_cursor)
 
     async def list_templates(
@@ -97,19 +98,23 @@ class _Handlers:
     ) -> types.ListResourceTemplatesResult:
         await self._before_list()
         engine = self._engine
-        page, next_cursor = engine.listing.template_page(params.cursor if params else None, engine.page_size)
+        visible = engine.access.seeing(engine.access.caller(ctx).view)
+        cursor = params.cursor if params else None
+        page, next_cursor = engine.listing.template_page(cursor, engine.page_size, visible)
         return types.ListResourceTemplatesResult(resource_templates=page, next_cursor=next_cursor)
 
     async def read(self, ctx: Ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         engine = self._engine
         uri = params.uri
         _check_length(uri, engine.max_uri_length)
-        match = resolve(engine.resources, uri, protocol_version=ctx.protocol_version)
+        view = engine.access.caller(ctx).view  # None unless HTTP with [server.auth] and scoped resources
+        visible = engine.access.seeing(view)
+        match = resolve(engine.resources, uri, protocol_version=ctx.protocol_version, visible=visible)
         resource = match.resource
         hint = resource.cache
         ticket: Ticket | None = None
         if hint is not None and hint.ttl_ms > 0:
-            kept, ticket, ttl_left_ms = self._cache.lookup(uri, resource, engine.resources)
+            kept, ticket, ttl_left_ms = self._cache.lookup(uri, resource, engine.resources, view=view)
             if kept is not None:
                 # What is left of the TTL: a client that caches the answer must not keep it past the server's.
                 result: types.ReadResourceResult = kept.model_copy(update={"ttl_ms": ttl_left_ms})
@@ -147,6 +152,9 @@ class _Handlers:
         session = engine.legacy_session(ctx)
         if session is None:
             return types.EmptyResult()
+        session.view = engine.access.caller(ctx).view  # updated goes by the scopes of its latest token
+        if not engine.access.visible_to(params.uri, session.view):
+            return types.EmptyResult()  # answered as any URI is, never kept: no updated will tell it exists
         outcome = engine.registry.subscribe(session.id, params.uri, limit=engine.max_subscriptions)
         if outcome == "full":
             raise MCPError(
@@ -170,8 +178,10 @@ class _Handlers:
         ref = params.ref
         if not isinstance(ref, types.ResourceTemplateReference):
             raise MCPError(INVALID_PARAMS, "Only ref/resource completions are served")
-        _check_length(ref.uri, self._engine.max_uri_length)
-        resource = require_template(self._engine.resources, ref.uri)
+        engine = self._engine
+        _check_length(ref.uri, engine.max_uri_length)
+        visible = engine.access.seeing(engine.access.caller(ctx).view)
+        resource = require_template(engine.resources, ref.uri, visible=visible)
         context = dict(params.context.arguments or {}) if params.context is not None else {}
         values = await complete_values(resource, params.argument.name, params.argument.value, context)
         return types.CompleteResult(
@@ -211,9 +221,26 @@ class _Handlers:
             if engine.enable_resource_subscriptions
             else None,
         )
+        # Over HTTP a listen stream holds a socket: it counts with the GET streams below the open-file limit.
+        streams = engine.streams if engine.transport == "http" else None
+        if streams is not None and not streams.take():
+            message, data = streams.refusal()
+            raise MCPError(INTERNAL_ERROR, message, data)
+        try:
+            return await self._serve_listen(ctx, params, honored)
+        finally:
+            if streams is not None:
+                streams.give_back()
+
+    async def _serve_listen(
+        self, ctx: Ctx, params: types.SubscriptionsListenRequestParams, honored: types.SubscriptionFilter
+    ) -> types.SubscriptionsListenResult:
+        engine = self._engine
         bus = InMemorySubscriptionBus()
         handler = ListenHandler(bus, max_subscriptions=1)
         client = ctx.session.client_params
+        caller = engine.access.caller(ctx)
+        wanted = [uri for uri in honored.resource_subscriptions or () if engine.access.visible_to(uri, caller.view)]
         session = ListenSession(
             bus=bus,
             session_id=f"listen-{uuid.uuid4().hex[:12]}",
@@ -221,8 +248,12 @@ class _Handlers:
             client_name=client.client_info.name if client is not None else "",
             client_version=client.client_info.version if client is not None else "",
             protocol_version=ctx.protocol_version,
-            subscriptions=honored.resource_subscriptions or (),
+            # What the caller may not see is acknowledged as any URI is, but never notified.
+            subscriptions=wanted,
             wants_list_changed=bool(honored.resources_list_changed),
+            view=caller.view,
+            subject=caller.subject,
+            client_id=caller.client_id,
         )
         session.closer = handler.close
         engine.registry.add(session)

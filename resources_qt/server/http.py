@@ -17,11 +17,19 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.server.lowlevel import Server
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
 from pydantic import AnyHttpUrl
+from starlette.types import ASGIApp
 
 from resources_qt.server.admission import EvictingAdmission
+from resources_qt.server.auth.gate import ResourceServerAuth
 from resources_qt.server.disconnects import install_disconnect_filter
-from resources_qt.server.event_store import SESSION_EVENTS_PER_STREAM, SESSION_STREAMS, BoundedEventStore
+from resources_qt.server.event_store import (
+    SESSION_BYTES,
+    SESSION_EVENTS_PER_STREAM,
+    SESSION_STREAMS,
+    BoundedEventStore,
+)
 from resources_qt.server.sdk_private import give_sessions_event_stores
+from resources_qt.server.streams import StreamBudget, StreamGuard
 
 __all__ = [
     "DEFAULT_MAX_REQUEST_BODY_SIZE",
@@ -64,11 +72,11 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def check_bind(host: str, token: str | None) -> None:
-    """Refuse to expose the server beyond this machine without a token."""
+def check_bind(host: str, token: str | None, *, oauth: bool = False) -> None:
+    """Refuse to expose the server beyond this machine without a token (or `[server.auth]`: `oauth`)."""
     if not host:
         raise ValueError("The host to bind must not be empty")
-    if not is_loopback(host) and not token:
+    if not is_loopback(host) and not token and not oauth:
         raise ValueError(
             f"Refusing to serve on non-loopback address {host} without a token: "
             "pass a bearer token, or bind 127.0.0.1"
@@ -104,7 +112,9 @@ def build_app(
     max_sessions: int | None = None,
     extra_hosts: Sequence[str] = (),
     json_response: bool = True,
-) -> Any:
+    streams: StreamBudget | None = None,
+    oauth: ResourceServerAuth | None = None,
+) -> StreamGuard:
     """The SDK's Streamable HTTP app at /mcp, with our security settings and optional bearer auth.
 
     With `json_response` (the default) a request is answered with one JSON
@@ -117,8 +127,15 @@ def build_app(
     At `max_sessions` open sessions a newcomer first evicts the longest-idle
     session that has no request in flight and no stream open
     (`resources_qt.server.admission`); only when every session is busy does
-    it get the SDK's 503.
+    it get the SDK's 503. Open GET streams count against `streams` (no limit
+    without one) and can be cut (`resources_qt.server.streams.StreamGuard`).
+
+    With `oauth` (`[server.auth]`) the app is an OAuth 2.1 resource server: it serves RFC 9728 metadata
+    and requests to /mcp need an access token of the issuer (the SDK's bearer middleware and
+    `resources_qt.server.auth.gate`); a static `token` cannot be given with it.
     """
+    if oauth is not None and token:
+        raise ValueError("A static bearer token and [server.auth] cannot be combined: use one of the two")
     install_disconnect_filter()
     auth: AuthSettings | None = None
     verifier: StaticTokenVerifier | None = None
@@ -137,6 +154,7 @@ def build_app(
         session_idle_timeout=session_idle_timeout,
         max_sessions=max_sessions,
         json_response=json_response,
+        custom_starlette_routes=oauth.routes() if oauth is not None else None,
         # Resumable streams: a client that lost its GET stream reconnects with Last-Event-ID and gets
         # what it missed (bounded), instead of the HTTP 500 the SDK answers without a store. Each
         # session gets a store of its own below; this one only switches resumability on.
@@ -147,11 +165,16 @@ def build_app(
         lambda listening: BoundedEventStore(
             per_stream=SESSION_EVENTS_PER_STREAM,
             max_streams=SESSION_STREAMS,
+            max_bytes=SESSION_BYTES,
             keep_responses=not json_response,
             listening=listening,
         ),
     )
-    return EvictingAdmission(app, server.session_manager, path=MCP_PATH, token=token)
+    admission: ASGIApp = EvictingAdmission(app, server.session_manager, path=MCP_PATH, token=token)
+    if oauth is not None:
+        # Inside the gate: a request refused 401/403 never reaches admission, so it opens and evicts nothing.
+        admission = oauth.wrap(admission)
+    return StreamGuard(admission, path=MCP_PATH, budget=streams if streams is not None else StreamBudget())
 
 
 KEEP_ALIVE_SECONDS = 30

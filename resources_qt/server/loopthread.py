@@ -59,6 +59,9 @@ class LoopThread:
         self.loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._main_task: asyncio.Task[Any] | None = None
+        # Guards submissions against the loop's end: a coroutine scheduled then would never be awaited.
+        self._submit_lock = threading.Lock()
+        self._closing = False
 
     @property
     def thread(self) -> threading.Thread | None:
@@ -78,7 +81,9 @@ class LoopThread:
     ) -> None:
         """Start the thread running `main()`; `on_exit(error)` runs on the thread when it ends."""
         loop = new_loop()
-        self.loop = loop
+        with self._submit_lock:
+            self.loop = loop
+            self._closing = False
 
         def run() -> None:
             asyncio.set_event_loop(loop)
@@ -92,6 +97,11 @@ class LoopThread:
                 error = exc
             finally:
                 try:
+                    with self._submit_lock:
+                        self._closing = True
+                    # What was submitted before that becomes a task here, so it is cancelled and awaited
+                    # with the rest instead of dropped unawaited when the loop closes.
+                    loop.run_until_complete(asyncio.sleep(0))
                     _cancel_leftovers(loop)
                     loop.run_until_complete(loop.shutdown_asyncgens())
                 finally:
@@ -105,12 +115,13 @@ class LoopThread:
         self._thread.start()
 
     def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
-        """Schedule `coro` on the loop from any thread."""
-        loop = self.loop
-        if loop is None or loop.is_closed():
-            coro.close()
-            raise RuntimeError("The server loop is not running")
-        return asyncio.run_coroutine_threadsafe(coro, loop)
+        """Schedule `coro` on the loop from any thread (RuntimeError, `coro` closed, once the loop is ending)."""
+        with self._submit_lock:
+            loop = self.loop
+            if loop is None or loop.is_closed() or self._closing:
+                coro.close()
+                raise RuntimeError("The server loop is not running")
+            return asyncio.run_coroutine_threadsafe(coro, loop)
 
     async def run_here(self, coro: Coroutine[Any, Any, T]) -> T:
         """Await `coro` on the loop from a coroutine on any loop (directly when already there)."""

@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
 from resources_qt.errors import ResourceError
+from resources_qt.server.auth.visibility import EVERYONE, Caller
 from resources_qt.server.events import Direction, Traffic
 from resources_qt.server.sdk_private import request_connection
 
@@ -51,13 +52,15 @@ class EngineMiddleware:
             engine.prepare_legacy_session(ctx)
         observing = engine.observing
         session_id = session_id_of(ctx) if observing else None
+        # Who sent it, with [server.auth]: its token's subject and client id (never the token).
+        caller = engine.access.caller(ctx) if observing else EVERYONE
         if observing:
             message: dict[str, Any] = {"jsonrpc": "2.0", "method": ctx.method}
             if ctx.request_id is not None:
                 message["id"] = ctx.request_id
             if ctx.params is not None:
                 message["params"] = dict(ctx.params)
-            engine.emit(_traffic(session_id, "in", ctx.method, message))
+            engine.emit(_traffic(session_id, caller, "in", ctx.method, message))
         try:
             result = await call_next(ctx)
         except (MCPError, ResourceError) as raised:
@@ -67,24 +70,27 @@ class EngineMiddleware:
                 error = {"code": exc.code, "message": exc.message}
                 if exc.data is not None:
                     error["data"] = exc.data
-                engine.emit(_traffic(session_id, "out", ctx.method, _reply(ctx, error=error)))
+                engine.emit(_traffic(session_id, caller, "out", ctx.method, _reply(ctx, error=error)))
             if exc is raised:
                 raise
             raise exc from raised
         except PydanticValidationError:
             if observing and ctx.request_id is not None:
                 error = {"code": -32602, "message": "Invalid request parameters"}
-                engine.emit(_traffic(session_id, "out", ctx.method, _reply(ctx, error=error)))
+                engine.emit(_traffic(session_id, caller, "out", ctx.method, _reply(ctx, error=error)))
             raise
         if ctx.method == "initialize":
             engine.open_legacy_session(ctx, result)
         if observing and ctx.request_id is not None:
-            engine.emit(_traffic(session_id, "out", ctx.method, _reply(ctx, result=_plain(result))))
+            engine.emit(_traffic(session_id, caller, "out", ctx.method, _reply(ctx, result=_plain(result))))
         return result
 
 
-def _traffic(session_id: str | None, direction: Direction, method: str, message: dict[str, Any]) -> Traffic:
-    return Traffic(time=datetime.now(UTC), session_id=session_id, direction=direction, method=method, message=message)
+def _traffic(
+    session_id: str | None, caller: Caller, direction: Direction, method: str, message: dict[str, Any]
+) -> Traffic:
+    return Traffic(time=datetime.now(UTC), session_id=session_id, direction=direction, method=method, message=message,
+                   subject=caller.subject, client_id=caller.client_id)  # fmt: skip
 
 
 def _plain(result: HandlerResult) -> Mapping[str, Any]:

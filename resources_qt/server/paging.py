@@ -6,7 +6,7 @@ import base64
 import binascii
 import sys
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Literal, cast
 
 import mcp_types as types
@@ -25,6 +25,10 @@ Listing = Literal["d", "t"]
 
 Cursor = tuple[Listing, int, str]
 """(listing, position of the last item sent, its name)."""
+
+Visible = Callable[[str], bool]
+"""Whether the caller may see a resource, by the name its scopes are declared under (an instance: its
+template's); None: everything."""
 
 
 def encode_cursor(listing: Listing, position: int, name: str) -> str:
@@ -72,8 +76,8 @@ class _Split:
     when the walk reaches the collection's end.
     """
 
-    __slots__ = ("_chunk", "_index", "_instances", "_items", "_scanned", "complete", "direct", "templates",
-                 "version")
+    __slots__ = ("_chunk", "_index", "_instances", "_items", "_scanned", "complete", "direct", "owners",
+                 "templates", "version")
 
     def __init__(self, version: int, instances: Mapping[str, tuple[Resource, ...]],
                  items: list[Resource] | None = None) -> None:
@@ -86,6 +90,8 @@ class _Split:
         self.complete = False
         self.direct: list[Resource] = []
         self.templates: list[Resource] = []
+        self.owners: dict[int, str] = {}
+        """id() of each listed instance -> its template's name (whose scopes it has)."""
 
     def listing(self, kind: Listing) -> list[Resource]:
         return self.direct if kind == "d" else self.templates
@@ -119,6 +125,7 @@ class _Split:
                     continue
                 taken.update((instance.uri, instance.name))
                 self.direct.append(instance)
+                self.owners[id(instance)] = template.name
 
     def position_of(self, kind: Listing, name: str) -> int | None:
         """Where `name` stands in the complete listing `kind` (call after splitting the whole collection)."""
@@ -193,14 +200,16 @@ class ListingCache:
             self._split, self._split_generation = split, self._generation
         return split
 
-    def _page(self, kind: Listing, cursor: str | None, page_size: int) -> tuple[list[Resource], str | None]:
+    def _page(
+        self, kind: Listing, cursor: str | None, page_size: int, visible: Visible | None = None
+    ) -> tuple[list[Resource], str | None]:
         position, name = -1, ""
         if cursor:
             cursor_kind, position, name = decode_cursor(cursor)
             if cursor_kind != kind:
                 raise invalid_cursor(cursor)
         for _ in range(MAX_RESTARTS):
-            page = _page_of(self._current(), self._resources, kind, position, name, page_size)
+            page = _page_of(self._current(), self._resources, kind, position, name, page_size, visible)
             if page is not None:
                 return page
             self._split = None  # the collection changed under the page: start over from its new version
@@ -208,25 +217,34 @@ class ListingCache:
         version, items = self._resources.items_slice(0, None)
         split = _Split(version, dict(self._instances), items)
         self._split, self._split_generation = split, self._generation
-        page = _page_of(split, self._resources, kind, position, name, page_size)
+        page = _page_of(split, self._resources, kind, position, name, page_size, visible)
         assert page is not None, "a split of a whole copy cannot see the collection change"
         return page
 
-    def direct_page(self, cursor: str | None, page_size: int) -> tuple[list[types.Resource], str | None]:
+    def direct_page(
+        self, cursor: str | None, page_size: int, visible: Visible | None = None
+    ) -> tuple[list[types.Resource], str | None]:
+        """One resources/list page; with `visible`, of what the caller may see only."""
         with self._lock:
-            items, next_cursor = self._page("d", cursor, page_size)
+            items, next_cursor = self._page("d", cursor, page_size, visible)
         return [cast(types.Resource, r.to_mcp()) for r in items], next_cursor
 
     def template_page(
-        self, cursor: str | None, page_size: int
+        self, cursor: str | None, page_size: int, visible: Visible | None = None
     ) -> tuple[list[types.ResourceTemplate], str | None]:
         with self._lock:
-            items, next_cursor = self._page("t", cursor, page_size)
+            items, next_cursor = self._page("t", cursor, page_size, visible)
         return [cast(types.ResourceTemplate, r.to_mcp()) for r in items], next_cursor
 
 
 def _page_of(
-    split: _Split, resources: Resources, kind: Listing, position: int, name: str, page_size: int
+    split: _Split,
+    resources: Resources,
+    kind: Listing,
+    position: int,
+    name: str,
+    page_size: int,
+    visible: Visible | None = None,
 ) -> tuple[list[Resource], str | None] | None:
     """The page after the item `name` last seen at `position` (-1: the first page); None if the collection changed."""
     start = 0
@@ -241,6 +259,8 @@ def _page_of(
                 return None
             found = split.position_of(kind, name)
             start = found + 1 if found is not None else min(position, len(split.listing(kind)))
+    if visible is not None:
+        return _visible_page(split, resources, kind, start, page_size, visible)
     end = start + page_size
     # One item past the page tells whether another page follows.
     if not split.extend(resources, kind, end + 1):
@@ -251,3 +271,28 @@ def _page_of(
         return page, None
     return page, encode_cursor(kind, end - 1, page[-1].name)
 
+
+
+def _visible_page(
+    split: _Split, resources: Resources, kind: Listing, start: int, page_size: int, visible: Visible
+) -> tuple[list[Resource], str | None] | None:
+    """The page of items from `start` the caller may see; None if the collection changed.
+
+    Its cursor names the last item sent at position 0: resuming looks the name up (the split's index)
+    instead of trusting a position, which would tell the caller how many items it was not shown.
+    """
+    owners = split.owners
+    page: list[Resource] = []
+    index = start
+    while True:
+        if not split.extend(resources, kind, index + 1):
+            return None
+        items = split.listing(kind)
+        if index >= len(items):
+            return page, None
+        item = items[index]
+        if visible(owners.get(id(item), item.name)):
+            if len(page) == page_size:
+                return page, encode_cursor(kind, 0, page[-1].name)
+            page.append(item)
+        index += 1

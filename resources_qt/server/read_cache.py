@@ -58,6 +58,9 @@ class Ticket:
     reader_version: object
     generation: int
     identity: Identity
+    view: frozenset[str] | None = None
+    """The scopes the reading caller sees by (`resources_qt.server.auth.View`): entries are kept per view, so
+    callers who see different things never share one."""
 
 
 class Lookup(NamedTuple):
@@ -69,6 +72,10 @@ class Lookup(NamedTuple):
     """On a miss: what `store` needs."""
     ttl_left_ms: int
     """On a hit: milliseconds the answer stays valid (at least 1), so a client is not told the full TTL."""
+
+
+_Key = tuple[str, "frozenset[str] | None"]
+"""An entry's key: the URI as the client spelt it, and the view it was read with."""
 
 
 @dataclass(slots=True)
@@ -107,8 +114,9 @@ class ReadCache:
         self.max_bytes = max_bytes
         self._clock = clock
         self._lock = threading.Lock()
-        self._entries: OrderedDict[str, _Entry] = OrderedDict()
-        self._by_identity: dict[Identity, set[str]] = {}
+        self._entries: OrderedDict[_Key, _Entry] = OrderedDict()
+        self._by_uri: dict[str, set[_Key]] = {}
+        self._by_identity: dict[Identity, set[_Key]] = {}
         self._resources: Resources | None = None
         self._bytes = 0
         self._generation = 0
@@ -125,13 +133,16 @@ class ReadCache:
     def size_bytes(self) -> int:
         return self._bytes
 
-    def lookup(self, uri: str, resource: Resource, resources: Resources) -> Lookup:
-        """The kept answer on a hit; on a miss, a ticket for `store`."""
+    def lookup(
+        self, uri: str, resource: Resource, resources: Resources, *, view: frozenset[str] | None = None
+    ) -> Lookup:
+        """The kept answer on a hit; on a miss, a ticket for `store`. `view`: the caller's (see `Ticket.view`)."""
         collection_version = resources.version
         reader_version = self._reader_version(resource)
         now = self._clock()
+        key = (uri, view)
         with self._lock:
-            entry = self._entries.get(uri)
+            entry = self._entries.get(key)
             if entry is not None:
                 kept = entry.ticket
                 if (
@@ -140,13 +151,14 @@ class ReadCache:
                     and kept.collection_version == collection_version
                     and kept.reader_version == reader_version
                 ):
-                    self._entries.move_to_end(uri)
+                    self._entries.move_to_end(key)
                     self.hits += 1
                     return Lookup(entry.value, None, max(1, int((entry.expires - now) * 1000.0)))
-                self._drop_locked(uri)
+                self._drop_key_locked(key)
             self.misses += 1
             generation = self._generation
-        ticket = Ticket(uri, resource, collection_version, reader_version, generation, _identity(uri, resource))
+        identity = _identity(uri, resource)
+        ticket = Ticket(uri, resource, collection_version, reader_version, generation, identity, view)
         return Lookup(None, ticket, 0)
 
     def _reader_version(self, resource: Resource) -> object:
@@ -175,13 +187,15 @@ class ReadCache:
         with self._lock:
             if ticket.generation != self._generation:
                 return False
-            self._drop_locked(ticket.uri)
-            self._entries[ticket.uri] = _Entry(ticket, expires, value, size)
-            self._by_identity.setdefault(ticket.identity, set()).add(ticket.uri)
+            key = (ticket.uri, ticket.view)
+            self._drop_key_locked(key)
+            self._entries[key] = _Entry(ticket, expires, value, size)
+            self._by_uri.setdefault(ticket.uri, set()).add(key)
+            self._by_identity.setdefault(ticket.identity, set()).add(key)
             self._bytes += size
             while len(self._entries) > self.max_entries or self._bytes > self.max_bytes:
                 oldest = next(iter(self._entries))
-                self._drop_locked(oldest)
+                self._drop_key_locked(oldest)
             return True
 
     def bind(self, resources: Resources | None) -> None:
@@ -207,32 +221,44 @@ class ReadCache:
         identity = (id(match.resource), _frozen(match.params))
         with self._lock:
             for spelling in list(self._by_identity.get(identity, ())):
-                self._drop_locked(spelling)
+                self._drop_key_locked(spelling)
 
     def invalidate_resource(self, resource: Resource) -> None:
         """Forget every URI `resource` answered (it was added, removed or replaced)."""
         with self._lock:
             self._generation += 1
-            for uri in [u for u, e in self._entries.items() if e.ticket.resource is resource]:
-                self._drop_locked(uri)
+            for key in [k for k, e in self._entries.items() if e.ticket.resource is resource]:
+                self._drop_key_locked(key)
 
     def clear(self) -> None:
         """Forget everything (a `list_changed` notification, say)."""
         with self._lock:
             self._generation += 1
             self._entries.clear()
+            self._by_uri.clear()
             self._by_identity.clear()
             self._bytes = 0
 
     def _drop_locked(self, uri: str) -> None:
-        entry = self._entries.pop(uri, None)
-        if entry is not None:
-            self._bytes -= entry.size
-            spellings = self._by_identity.get(entry.ticket.identity)
-            if spellings is not None:
-                spellings.discard(uri)
-                if not spellings:
-                    del self._by_identity[entry.ticket.identity]
+        """Forget `uri` as every view read it."""
+        for key in list(self._by_uri.get(uri, ())):
+            self._drop_key_locked(key)
+
+    def _drop_key_locked(self, key: _Key) -> None:
+        entry = self._entries.pop(key, None)
+        if entry is None:
+            return
+        self._bytes -= entry.size
+        _unindex(self._by_uri, key[0], key)
+        _unindex(self._by_identity, entry.ticket.identity, key)
+
+
+def _unindex(index: dict[Any, set[_Key]], name: object, key: _Key) -> None:
+    keys = index.get(name)
+    if keys is not None:
+        keys.discard(key)
+        if not keys:
+            del index[name]
 
 
 def _frozen(params: Mapping[str, str | list[str]]) -> tuple[tuple[str, str | tuple[str, ...]], ...]:

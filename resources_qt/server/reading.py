@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from resources_qt.collection import Match, Resources
+from resources_qt.collection import Match, Resources, ascii_uri
 from resources_qt.content import ResourceContent
 from resources_qt.errors import (
     INVALID_PARAMS,
@@ -30,11 +30,24 @@ def not_found_code(protocol_version: str | None) -> int:
     return INVALID_PARAMS if protocol_version in MODERN_PROTOCOL_VERSIONS else RESOURCE_NOT_FOUND
 
 
-def resolve(resources: Resources, uri: str, *, protocol_version: str | None) -> Match:
-    """Direct first, then templates; raises `ResourceNotFoundError` with the era's code."""
+Visible = Callable[[str], bool]
+"""Whether the caller may see the resource of that name (its `scopes`); see `resources_qt.server.auth`."""
+
+
+def resolve(
+    resources: Resources, uri: str, *, protocol_version: str | None, visible: Visible | None = None
+) -> Match:
+    """Direct first, then templates; raises `ResourceNotFoundError` with the era's code.
+
+    With `visible`, what the caller may not see does not exist for it: a hidden direct resource gives way
+    to the templates that would match behind it, and a URI only hidden ones match is not found, with the
+    very error a URI that matches nothing gets.
+    """
     if not isinstance(uri, str) or not uri.strip():
         raise ValidationError("URI must not be empty", data={"uri": uri})
     match = resources.resolve(uri)
+    if match is not None and visible is not None and not visible(match.resource.name):
+        match = next((m for m in resources.matches(ascii_uri(uri)) if visible(m.resource.name)), None)
     if match is None:
         raise ResourceNotFoundError(uri, code=not_found_code(protocol_version))
     return match
@@ -60,12 +73,15 @@ class PreviewOutcome:
         return self.error_code is None
 
 
-async def preview_read(resources: Resources, uri: str, *, protocol_version: str | None = None) -> PreviewOutcome:
-    """Read `uri` like a client would, never raising: errors land in the outcome."""
+async def preview_read(
+    resources: Resources, uri: str, *, protocol_version: str | None = None, visible: Visible | None = None
+) -> PreviewOutcome:
+    """Read `uri` like a client would (one that sees only what `visible` allows), never raising: errors land
+    in the outcome."""
     started = time.perf_counter()
     match: Match | None = None
     try:
-        match = resolve(resources, uri, protocol_version=protocol_version)
+        match = resolve(resources, uri, protocol_version=protocol_version, visible=visible)
         contents = await match.resource.read(uri, match.params)
     except ResourceError as exc:  # the code, message and data the server's middleware sends a client
         if isinstance(exc, ResourceNotFoundError):  # a reader's NotFound: the era's code, as the server sends it

@@ -12,6 +12,7 @@ from mcp.shared.uri_template import UriTemplate
 
 from resources_qt.collection import Resources
 from resources_qt.errors import ValidationError
+from resources_qt.notifications import ListChanged, Updated
 from resources_qt.project import Project, ResourceSpec
 from resources_qt.resource import Resource
 from resources_qt.templates import compile_template
@@ -180,11 +181,11 @@ async def announce_changes(server: ResourceServer, summary: ChangeSummary, *, ke
     notification gets its own key derived from it.
     """
     if summary.in_place_catalogue_change:
-        await server.send_resources_changed(key=f"{key}:list" if key else None)
+        await server.notify(ListChanged(), key=f"{key}:list" if key else None)
     if summary.everything:
         names: Iterable[str] = [r.name for r in server.resources]
     else:
         names = [*summary.changed, *summary.removed]
     for uri in uris_of(server, names, summary.changed_keys):
         uri_key = f"{key}:{hashlib.sha256(uri.encode()).hexdigest()[:16]}" if key else None
-        await server.send_resource_updated(uri, key=uri_key)
+        await server.notify(Updated(uri), key=uri_key)

@@ -5,13 +5,15 @@ from __future__ import annotations
 import logging
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourcesListChanged, ResourceUpdated
 
+from resources_qt.notifications import Notification, Updated
 from resources_qt.server.events import SessionInfo
+from resources_qt.server.outbox import Outbox
 
 __all__ = ["LegacySession", "ListenSession", "Session", "SessionRegistry"]
 
@@ -33,6 +35,9 @@ class Session(ABC):
         protocol_version: str,
         subscriptions: Iterable[str] = (),
         wants_list_changed: bool = True,
+        view: frozenset[str] | None = None,
+        subject: str = "",
+        client_id: str = "",
     ) -> None:
         self.id = session_id
         self.transport = transport
@@ -42,6 +47,12 @@ class Session(ABC):
         self.connected_at = datetime.now(UTC)
         self.subscriptions: set[str] = set(subscriptions)
         self.wants_list_changed = wants_list_changed
+        self.view = view
+        """The scopes its caller sees by (`resources_qt.server.auth.View`; None: everything)."""
+        self.subject = subject
+        self.client_id = client_id
+        self.outbox: Outbox | None = None
+        """Its notifications waiting to go out (resources_qt.server.notify makes it on the first one)."""
 
     def info(self) -> SessionInfo:
         return SessionInfo(
@@ -53,18 +64,25 @@ class Session(ABC):
             connected_at=self.connected_at,
             subscriptions=frozenset(self.subscriptions),
             kind=self.kind,
+            subject=self.subject,
+            client_id=self.client_id,
         )
 
     @abstractmethod
-    async def send_updated(self, uri: str) -> None:
-        """Deliver notifications/resources/updated for `uri`."""
-
-    @abstractmethod
-    async def send_list_changed(self) -> None:
-        """Deliver notifications/resources/list_changed."""
+    async def send(self, notification: Notification) -> None:
+        """Deliver `notification` to this session's client."""
 
     def close(self) -> None:  # noqa: B027 - optional: only listen streams have something to end
         """Ask the transport side to end this subscriber (server stop)."""
+
+    def end(self) -> None:
+        """End this subscriber now, its stream closed: its client is not reading what it is sent."""
+        self.close()
+
+    def stop_sending(self) -> None:
+        """Drop what is waiting to be sent and send nothing more (the session has left the registry)."""
+        if self.outbox is not None:
+            self.outbox.close()
 
 
 class LegacySession(Session):
@@ -76,12 +94,20 @@ class LegacySession(Session):
         super().__init__(**kwargs)
         # mcp.server.connection.Connection; its notify helpers are best-effort and never raise.
         self.connection = connection
+        self.ender: Callable[[], None] | None = None
+        """Closes the session's streams and ends it (set by the engine for HTTP sessions)."""
 
-    async def send_updated(self, uri: str) -> None:
-        await self.connection.send_resource_updated(uri)
+    async def send(self, notification: Notification) -> None:
+        # The SDK's connection has one helper per method: the one place a kind picks its wire call.
+        if isinstance(notification, Updated):
+            await self.connection.send_resource_updated(notification.uri)
+        else:
+            await self.connection.send_resource_list_changed()
 
-    async def send_list_changed(self) -> None:
-        await self.connection.send_resource_list_changed()
+    def end(self) -> None:
+        # Over stdio the one session is the process's client: it leaves the registry, the wire stays.
+        if self.ender is not None:
+            self.ender()
 
 
 class ListenSession(Session):
@@ -94,11 +120,11 @@ class ListenSession(Session):
         self.bus = bus
         self.closer: Any = None
 
-    async def send_updated(self, uri: str) -> None:
-        await self.bus.publish(ResourceUpdated(uri))
-
-    async def send_list_changed(self) -> None:
-        await self.bus.publish(ResourcesListChanged())
+    async def send(self, notification: Notification) -> None:
+        if isinstance(notification, Updated):
+            await self.bus.publish(ResourceUpdated(notification.uri))
+        else:
+            await self.bus.publish(ResourcesListChanged())
 
     def close(self) -> None:
         if self.closer is not None:

@@ -18,8 +18,9 @@ from mcp.server.stdio import stdio_server
 
 from resources_qt.server import http as http_host
 from resources_qt.server.loopthread import LoopThread
-from resources_qt.server.sdk_private import http_transports, live_session_manager
+from resources_qt.server.sdk_private import discard_session, http_transports, live_session_manager
 from resources_qt.server.stdio import StdinClaim, WakeableInput
+from resources_qt.server.streams import StreamGuard
 
 __all__ = ["HostedTransport", "HttpTransport", "StdioTransport", "TransportHost", "TransportName", "current_transport"]
 
@@ -73,7 +74,7 @@ class HttpTransport(HostedTransport):
     name: ClassVar[TransportName] = "http"
 
     def __init__(
-        self, *, app: Any, sock: Any, lowlevel: Any, url: str, port: int, close_sessions: Callable[[], None]
+        self, *, app: StreamGuard, sock: Any, lowlevel: Any, url: str, port: int, close_sessions: Callable[[], None]
     ) -> None:
         super().__init__()
         self.app = app
@@ -84,6 +85,7 @@ class HttpTransport(HostedTransport):
         self._close_sessions = close_sessions
         self._uvicorn: uvicorn.Server | None = None
         self._shutting = False
+        self._ending: set[asyncio.Task[None]] = set()
 
     async def serve(self, on_started: Callable[[], None]) -> None:
         def keep(server: uvicorn.Server) -> None:
@@ -114,6 +116,7 @@ class HttpTransport(HostedTransport):
                 await transport.terminate()
             except Exception:  # best effort while stopping
                 logger.debug("Terminating an HTTP session failed", exc_info=True)
+        self.app.close()  # streams cut earlier stop waiting for their clients
         await asyncio.sleep(0)
         if self._uvicorn is not None:
             self._uvicorn.should_exit = True
@@ -122,6 +125,21 @@ class HttpTransport(HostedTransport):
 
     def release(self) -> None:
         self.sock.close()
+
+    def end_session(self, session_id: str) -> None:
+        """On the loop: cut handshake-era session `session_id`'s GET stream now, then end the session.
+
+        Its client gets 404 on its next request and may start a new session.
+        """
+        cut = self.app.abort(session_id)
+        logger.info("Ending HTTP session %s (%d stream(s) cut)", session_id, cut)
+        manager = live_session_manager(self.lowlevel)
+        transport = http_transports(manager).get(session_id) if manager is not None else None
+        if manager is None or transport is None:
+            return
+        task = asyncio.get_running_loop().create_task(discard_session(manager, session_id, transport))
+        self._ending.add(task)
+        task.add_done_callback(self._ending.discard)
 
 
 class StdioTransport(HostedTransport):

@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from resources_qt.project import Project, ProjectError, load_project
+from resources_qt.server.auth.visibility import ScopePolicy
 from resources_qt.server.engine import ResourceServer
 from resources_qt.server.reload import (
     ChangeSummary,
@@ -130,11 +131,14 @@ class ProjectWatcher:
             logger.warning("Server settings changed in %s; restart to apply them", self._path)
         if new.prelude != old.prelude:
             self._set_prelude(new.prelude)
+        scopes = self._server.access.scopes
+        scopes.tighten(ScopePolicy.of_specs(new.resources))  # no version serves with fewer scopes than it asks
         with self._server.change_key(key):
             summary = apply_project(self._server.resources, old, new, self._make)
         for name, why in summary.refused.items():
             logger.warning("Not serving the new version of %r: %s", name, why)
         self._project = replace(new, resources=served_specs(self._server.resources, old, new, summary))
+        scopes.replace(ScopePolicy.of_specs(self._project.resources))
         if self._on_reload is not None:
             # Live data (watched files, polling, instances) follows the served version.
             self._on_reload(self._project)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from resources_qt.collection import Resources
 from resources_qt.content import ResourceContent
@@ -14,7 +14,13 @@ from resources_qt.project.settings_table import settings_for
 from resources_qt.resource import Resource
 from resources_qt.snippets.pool import SnippetPool
 
-__all__ = ["bind_project", "configure_pool", "create_pool", "project_folder", "snippet_resource"]
+if TYPE_CHECKING:
+    from resources_qt.snippets.readers import SnippetReaders
+
+__all__ = ["bind_project", "configure_pool", "create_pool", "create_readers", "project_folder", "snippet_resource"]
+
+READERS = ("process", "thread")
+"""Where `create_readers` runs snippets: the `[server] readers` choices."""
 
 SnippetReader = Callable[[str, Mapping[str, Any]], Awaitable[list[ResourceContent]]]
 SnippetCompleter = Callable[[str, str, Mapping[str, str] | None], Awaitable[list[str]]]
@@ -27,17 +33,33 @@ def create_pool(project: Project) -> SnippetPool:
     )
 
 
+def create_readers(project: Project, *, readers: str | None = None) -> SnippetReaders:
+    """`create_pool`, or for `readers` "thread" (default: the project's `[server] readers`) a `ThreadReaders`
+    with the same settings: snippets in threads of this process, no memory or crash containment. Only
+    `resource-studio serve` calls this; the studio always runs snippets in worker processes."""
+    mode = project.server.readers if readers is None else readers
+    if mode not in READERS:
+        raise ValidationError(f"readers must be 'process' or 'thread', not {mode!r}", field="readers")
+    if mode == "process":
+        return create_pool(project)
+    from resources_qt.snippets.threads import ThreadReaders
+
+    return ThreadReaders(
+        **settings_for(project.server, "pool"), prelude=project.prelude, project_dir=project_folder(project)
+    )
+
+
 def project_folder(project: Project) -> Path | None:
     """The folder a project's snippets run in: the one holding its file (None while unsaved)."""
     return project.path.resolve().parent if project.path is not None else None
 
 
-def configure_pool(pool: SnippetPool, settings: ServerSettings) -> None:
+def configure_pool(pool: SnippetReaders, settings: ServerSettings) -> None:
     """Apply the pool's `[server]` limits: every key whose table row applies to the pool."""
     pool.configure(**settings_for(settings, "pool"))
 
 
-def bind_project(project: Project, pool: SnippetPool, *, apply_settings: bool = True) -> Resources:
+def bind_project(project: Project, pool: SnippetReaders, *, apply_settings: bool = True) -> Resources:
     """Every spec of `project` as a resource served by `pool`, in file order.
 
     Sets the pool's prelude to the project's, its folder (snippets' working
@@ -59,7 +81,7 @@ def bind_project(project: Project, pool: SnippetPool, *, apply_settings: bool = 
     return resources
 
 
-def snippet_resource(spec: ResourceSpec, pool: SnippetPool) -> Resource:
+def snippet_resource(spec: ResourceSpec, pool: SnippetReaders) -> Resource:
     """`spec` as a `Resource` (not validated) whose reader runs `spec.reader` in `pool`.
 
     A spec with no reader source still becomes a resource; reading it
@@ -81,7 +103,7 @@ def snippet_resource(spec: ResourceSpec, pool: SnippetPool) -> Resource:
     return resource
 
 
-def _snippet_reader(spec: ResourceSpec, pool: SnippetPool) -> SnippetReader:
+def _snippet_reader(spec: ResourceSpec, pool: SnippetReaders) -> SnippetReader:
     return _SnippetRead(spec, pool)
 
 
@@ -89,7 +111,7 @@ class _SnippetRead:
     """A snippet resource's reader; a `resources_qt.server.read_cache.VersionedReader`: the read cache
     keeps an answer only while the pool's prelude stays the same (a new one can change every answer)."""
 
-    def __init__(self, spec: ResourceSpec, pool: SnippetPool) -> None:
+    def __init__(self, spec: ResourceSpec, pool: SnippetReaders) -> None:
         self._key, self._source, self._mime_type = spec.name, spec.reader, spec.mime_type
         self._pool = pool
         self.__name__ = self.__qualname__ = f"read_{spec.name}"
@@ -112,7 +134,7 @@ def _missing_reader(spec: ResourceSpec) -> SnippetReader:
     return read
 
 
-def _snippet_completer(spec: ResourceSpec, pool: SnippetPool) -> SnippetCompleter:
+def _snippet_completer(spec: ResourceSpec, pool: SnippetReaders) -> SnippetCompleter:
     key, source = spec.name, spec.complete
 
     async def complete(name: str, value: str, context: Mapping[str, str] | None = None) -> list[str]:

@@ -19,7 +19,17 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from resources_qt.snippets import messages, wire
 from resources_qt.snippets.output import SnippetOutput
 from resources_qt.snippets.process import signal_text
-from resources_qt.snippets.protocol import Call, CompleteDone, Failed, NeedSource, Output, ReadCall, ReadDone, Reply
+from resources_qt.snippets.protocol import (
+    Call,
+    CompleteDone,
+    Failed,
+    NeedSource,
+    Output,
+    ReadCall,
+    ReadDone,
+    Reply,
+    ValueDone,
+)
 from resources_qt.snippets.slot import replaced_answer, settle, verdict
 
 if TYPE_CHECKING:
@@ -317,7 +327,7 @@ class _DirectCall:
             self._on_output(message)
         elif isinstance(message, NeedSource):
             self._resend()
-        elif isinstance(message, ReadDone | CompleteDone | Failed):
+        elif isinstance(message, ReadDone | CompleteDone | ValueDone | Failed):
             if isinstance(message, Failed) and message.reason == "memory":
                 self._kill()
             self._finish(message)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from resources_qt.snippets.protocol import Call, ReadCall
+from resources_qt.snippets.protocol import Call, EntryCall, ReadCall, call_kind
 
 __all__ = [
     "busy",
@@ -25,18 +25,20 @@ __all__ = [
 def subject(call: Call) -> str:
     if isinstance(call, ReadCall):
         return f"Resource reader for URI {call.uri}"
+    if isinstance(call, EntryCall):
+        return f"{call_kind(call).function}()"  # "instances() timed out ...": what the user wrote
     return f"Completion snippet of {call.key!r}"
 
 
 def entry_name(call: Call) -> str:
-    return "read(uri, params)" if isinstance(call, ReadCall) else "complete(name, value, context)"
+    return call_kind(call).signature
 
 
 def call_failed(call: Call, detail: str) -> str:
     # Same shape as the core's Resource.read so in-process and snippet readers read alike.
     if isinstance(call, ReadCall):
         return f"Resource reader failed for URI {call.uri}: {detail}"
-    return f"Completion snippet of {call.key!r} failed: {detail}"
+    return f"{subject(call)} failed: {detail}"
 
 
 def not_compiling(call: Call, diagnostic: str) -> str:

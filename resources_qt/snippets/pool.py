@@ -8,7 +8,7 @@ import logging
 import math
 import os
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from typing import Any, Self, TypeVar
 
@@ -19,15 +19,18 @@ from resources_qt.snippets import messages
 from resources_qt.snippets.caller import CallerGone, caller_gone
 from resources_qt.snippets.direct import call_directly, loop_future, supports_direct_calls
 from resources_qt.snippets.dispatch import Dispatcher, Limits, OutputListener
+from resources_qt.snippets.kinds import SnippetKind, kind_named
 from resources_qt.snippets.output import ReadOutputListener
 from resources_qt.snippets.protocol import (
     Call,
     CompleteCall,
     CompleteDone,
+    EntryCall,
     Failed,
     ReadCall,
     ReadDone,
     Reply,
+    ValueDone,
     source_digest,
 )
 
@@ -302,6 +305,45 @@ class SnippetPool:
         )
         return await self._await(call, timeout, _values_of)
 
+    async def call(
+        self,
+        kind: SnippetKind | str,
+        *,
+        key: str,
+        source: str,
+        args: Sequence[Any] = (),
+        timeout: float | None = None,
+    ) -> Any:
+        """Run the entry of snippet `kind` with `args` (its declared parameters, in order).
+
+        A "content" kind answers as `read` does (args: uri, params, optional mime_type), a "values"
+        kind as `complete` (args: name, value, context), a "json" kind with its result as JSON text,
+        refused in the worker past the kind's caps.
+
+        Raises:
+            ValidationError: an unknown kind, one without an entry, or args that do not fit it.
+            ReaderFailedError: as for `read`.
+        """
+        found = _kind(kind)
+        items = tuple(args)
+        wanted = len(found.parameters)
+        allowed = (wanted, wanted + 1) if found.answer == "content" else (wanted,)  # + the read's mime type
+        if len(items) not in allowed:
+            raise ValidationError(f"{found.signature} takes {wanted} argument(s), not {len(items)}", field="args")
+        if found.answer == "content":
+            uri, params, *mime = items
+            return await self.read(key=key, source=source, uri=uri, params=params,
+                                   mime_type=mime[0] if mime else "", timeout=timeout)
+        if found.answer == "values":
+            variable, value, context = items
+            return await self.complete(key=key, source=source, variable=variable, value=value, context=context,
+                                       timeout=timeout)
+        _check_call(key, source, timeout)
+        prelude, prelude_digest = self._core.prelude_version()
+        call = EntryCall(key=key, digest=self._digest(source), source=source, prelude_digest=prelude_digest,
+                         prelude=prelude, kind=found, args=items)
+        return await self._await(call, timeout, _text_of)
+
     async def _await(self, call: Call, timeout: float | None, convert: Callable[[Call, Reply], _T]) -> _T:
         seconds = self._core.timeout if timeout is None else timeout
         loop: asyncio.AbstractEventLoop | None = None
@@ -424,6 +466,16 @@ class SnippetPool:
         return f"SnippetPool(workers={self.workers}, timeout={self.timeout:g}, {state})"
 
 
+def _kind(kind: SnippetKind | str) -> SnippetKind:
+    try:
+        found = kind if isinstance(kind, SnippetKind) else kind_named(kind)
+    except (KeyError, TypeError) as exc:
+        raise ValidationError(str(exc.args[0] if exc.args else exc), field="kind") from None
+    if found.function is None or found.answer == "none":
+        raise ValidationError(f"the {found.name} snippet has no entry to call", field="kind")
+    return found
+
+
 def _folder(path: str | os.PathLike[str] | None) -> str | None:
     if path is None:
         return None
@@ -508,3 +560,9 @@ def _values_of(call: Call, reply: Reply) -> list[str]:
     if not isinstance(reply, CompleteDone):
         raise _failure(call, reply)
     return list(reply.values)
+
+
+def _text_of(call: Call, reply: Reply) -> str:
+    if not isinstance(reply, ValueDone):
+        raise _failure(call, reply)
+    return reply.text

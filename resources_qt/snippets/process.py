@@ -26,6 +26,7 @@ from resources_qt.snippets.protocol import (
     Ready,
     Reply,
     Shutdown,
+    ValueDone,
     WorkerConfig,
 )
 from resources_qt.snippets.worker import worker_main
@@ -42,6 +43,9 @@ OutputCallback = Callable[[str, str, str], None]
 
 _MAX_WAIT = 60.0
 """Longest single wait: poll()/select() overflow on timeouts of weeks."""
+
+_SUPERVISOR_SECONDS = 6.0
+"""How long a kill waits for the supervisor to end the worker and what it started (it gives itself 5 s)."""
 
 _context_lock = threading.Lock()
 _contexts: list[BaseContext] = []
@@ -83,10 +87,15 @@ class WorkerProcess:
         self._process: BaseProcess | None = None
         self._snippets: dict[tuple[str, str], str] = {}
         self._prelude_digest: str | None = None
+        self._supervised = False
+        self._worker_pid: int | None = None
 
     @property
     def pid(self) -> int | None:
-        return self._process.pid if self._process is not None else None
+        """The process running snippets (below its supervisor, where there is one)."""
+        if self._process is None:
+            return None
+        return self._worker_pid or self._process.pid
 
     @property
     def connection(self) -> Connection | None:
@@ -147,6 +156,9 @@ class WorkerProcess:
                 f"the snippet worker process did not start (exit code {code}); if the program's main "
                 "script starts a pool when imported, guard that code with if __name__ == '__main__'"
             )
+        # A worker answering with a pid other than the process started runs below its supervisor.
+        self._supervised = message.pid != process.pid
+        self._worker_pid = message.pid
         elapsed_ms = (time.monotonic() - started) * 1000
         logger.debug("Snippet worker %s (pid %s) ready in %.0f ms", self.name, message.pid, elapsed_ms)
 
@@ -198,7 +210,7 @@ class WorkerProcess:
                 outgoing = call
                 if not self._send(call):
                     return self._death(call)
-            elif isinstance(message, ReadDone | CompleteDone | Failed):
+            elif isinstance(message, ReadDone | CompleteDone | ValueDone | Failed):
                 if isinstance(message, Failed) and message.reason == "memory":
                     self.kill()
                 return message
@@ -221,18 +233,27 @@ class WorkerProcess:
             return
         # The owner's kill() may close the process object meanwhile: its pid and exitcode then raise.
         with contextlib.suppress(OSError, ValueError):
+            if self._supervised:
+                self._end_supervised(process)
+                return
             _kill_group(process.pid)
             if process.exitcode is None:
                 process.kill()
 
     def kill(self) -> None:
-        """Kill the process and its process group (SIGKILL), release the connection; idempotent; owner thread only."""
+        """End the worker and every process it started, release the connection; idempotent; owner thread only."""
         process = self._process
         if process is not None:
-            _kill_group(process.pid)
-            if process.exitcode is None:
+            if self._supervised:
                 with contextlib.suppress(OSError, ValueError):
-                    process.kill()
+                    self._end_supervised(process)
+                process.join(_SUPERVISOR_SECONDS)
+            if not self._supervised or process.exitcode is None:
+                # No supervisor, or one that did not finish in time: the group is all that can be reached.
+                _kill_group(process.pid)
+                if process.exitcode is None:
+                    with contextlib.suppress(OSError, ValueError):
+                        process.kill()
             process.join(5.0)
             with contextlib.suppress(ValueError):  # still running: nothing more can be done from here
                 process.close()
@@ -240,6 +261,15 @@ class WorkerProcess:
             self._conn.close()
         self._process = None
         self._conn = None
+        self._worker_pid = None
+
+    @staticmethod
+    def _end_supervised(process: BaseProcess) -> None:
+        # SIGTERM asks the supervisor to kill the worker at once and then everything below it
+        # (its session, double forks: the supervisor is their subreaper) before it exits; a
+        # SIGKILL would end the supervisor first and leave them to init.
+        if process.exitcode is None and process.pid is not None:
+            os.kill(process.pid, signal.SIGTERM)
 
     def prepare(self, call: Call) -> Call:
         """`call` as it goes to this worker: without the sources it already holds."""
@@ -316,8 +346,8 @@ def signal_text(number: int) -> str:
 
 
 def _kill_group(pid: int | None) -> None:
-    # The worker leads its own process group (worker._own_process_group), so
-    # this reaches whatever a snippet forked; the worker itself is killed too.
+    # The worker (or its supervisor) leads its own process group (worker._own_process_group), so
+    # this reaches whatever a snippet forked and left in it; the worker itself is killed too.
     if pid is None or pid <= 0 or not hasattr(os, "killpg"):
         return
     with contextlib.suppress(OSError):

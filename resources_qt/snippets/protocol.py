@@ -8,11 +8,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, Self
 
+from resources_qt.snippets.kinds import COMPLETION, READER, SnippetKind
+
 __all__ = [
     "Call",
     "CompleteCall",
     "CompleteDone",
     "ContentTuple",
+    "EntryCall",
     "Failed",
     "NeedSource",
     "Output",
@@ -23,7 +26,9 @@ __all__ = [
     "Reply",
     "Shutdown",
     "Stream",
+    "ValueDone",
     "WorkerConfig",
+    "call_kind",
     "source_digest",
 ]
 
@@ -118,6 +123,26 @@ class CompleteCall(Call):
     context: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class EntryCall(Call):
+    """Run the entry of `kind` (a kind whose answer is "json") with `args`; answered by `ValueDone`.
+
+    The kind travels with the call, so the worker needs nothing but what the registry declared.
+    """
+
+    kind: SnippetKind | None = None
+    args: tuple[Any, ...] = ()
+
+
+def call_kind(call: Call) -> SnippetKind:
+    """The snippet kind a call runs."""
+    if isinstance(call, EntryCall):
+        if call.kind is None:
+            raise ValueError("an EntryCall needs its kind")
+        return call.kind
+    return READER if isinstance(call, ReadCall) else COMPLETION
+
+
 _CALL_FIELDS = [f.name for f in fields(Call)]
 _SOURCE, _PRELUDE = _CALL_FIELDS.index("source"), _CALL_FIELDS.index("prelude")
 _STATES: dict[type[Call], Callable[[Call], tuple[Any, ...]]] = {}
@@ -126,7 +151,7 @@ _STATES: dict[type[Call], Callable[[Call], tuple[Any, ...]]] = {}
 def _state(call: Call) -> tuple[Any, ...]:
     """A call's field values in declaration order, read in one C call."""
     getter = _STATES.get(type(call))
-    if getter is None:  # one per Call class (there are two)
+    if getter is None:  # one per Call class (there are three)
         getter = _STATES[type(call)] = operator.attrgetter(*(f.name for f in fields(call)))
     values: tuple[Any, ...] = getter(call)
     return values
@@ -178,4 +203,11 @@ class Failed:
     message: str
 
 
-Reply = ReadDone | CompleteDone | Failed
+@dataclass(frozen=True, slots=True)
+class ValueDone:
+    """An `EntryCall`'s result as JSON text."""
+
+    text: str
+
+
+Reply = ReadDone | CompleteDone | ValueDone | Failed

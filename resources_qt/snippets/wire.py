@@ -24,11 +24,12 @@ from resources_qt.snippets.protocol import (
     ReadDone,
     Ready,
     Reason,
+    ValueDone,
 )
 
 __all__ = ["WireError", "WorkerMessage", "decode", "encode"]
 
-WorkerMessage = Ready | Output | NeedSource | ReadDone | CompleteDone | Failed
+WorkerMessage = Ready | Output | NeedSource | ReadDone | CompleteDone | ValueDone | Failed
 
 _HEADER = 4
 _REASONS = frozenset(get_args(Reason))
@@ -55,6 +56,9 @@ def encode(message: WorkerMessage) -> bytes:
             frames.append(data)
             items.append([uri, mime, kind, len(data), meta])
         header = {"t": "read", "c": items}
+    elif isinstance(message, ValueDone):
+        frames.append(_str_encode(message.text, "utf-8", "surrogatepass"))
+        header = {"t": "value", "n": len(frames[0])}
     elif isinstance(message, Output):
         header = {"t": "out", "key": message.key, "stream": message.stream, "text": message.text}
     elif isinstance(message, CompleteDone):
@@ -86,6 +90,14 @@ def decode(data: bytes) -> WorkerMessage:
     kind = header.get("t")
     if kind == "read":
         return ReadDone(_contents(header.get("c"), data, end))
+    if kind == "value":
+        size = _field(header, "n", int)
+        if size != len(data) - end:
+            raise WireError(f"a value of {size} bytes arrived as {len(data) - end}")
+        try:
+            return ValueDone(data[end:].decode("utf-8", "surrogatepass"))
+        except UnicodeDecodeError as exc:
+            raise WireError(f"a value is not UTF-8: {exc}") from None
     if end != len(data):
         raise WireError(f"a {kind!r} worker message carries {len(data) - end} unexpected bytes")
     if kind == "out":

@@ -11,9 +11,13 @@ state is per worker and must never be relied on for correctness.
 Isolation model (robustness, not a sandbox: snippets run with the user's
 rights and can do anything the user can):
 
-- Each worker is the leader of its own session and process group; the pool
-  kills the whole group when it replaces or stops a worker, so processes a
-  snippet forked do not outlive it. `max_processes` (RLIMIT_NPROC, counted
+- Each worker runs below a supervisor process that leads its own session and
+  process group and (on Linux) is the child subreaper of whatever a snippet
+  starts: a process in a new session or behind a double fork still re-parents
+  to it. When the worker ends, however it ends (stopped, killed at its
+  deadline, exited, crashed, killed by the out-of-memory killer), the
+  supervisor kills and reaps every process below it and exits as the worker
+  did; elsewhere the pool kills the worker's process group. `max_processes` (RLIMIT_NPROC, counted
   per user by the kernel) and `max_file_size_mb` (RLIMIT_FSIZE) apply where
   the platform has them; RLIMIT_AS caps memory.
 - Each snippet module has its own globals (the helpers and the prelude's
@@ -39,6 +43,7 @@ import contextlib
 import ctypes
 import gc
 import inspect
+import json
 import os
 import signal
 import sys
@@ -47,7 +52,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from resources_qt.content import to_contents
 from resources_qt.errors import NotFound, ReaderFailedError
@@ -59,6 +64,7 @@ from resources_qt.snippets.protocol import (
     Call,
     CompleteCall,
     CompleteDone,
+    EntryCall,
     Failed,
     NeedSource,
     Output,
@@ -67,7 +73,9 @@ from resources_qt.snippets.protocol import (
     Ready,
     Shutdown,
     Stream,
+    ValueDone,
     WorkerConfig,
+    call_kind,
 )
 from resources_qt.snippets.runtime import (
     MissingSource,
@@ -83,8 +91,17 @@ MAX_COMPLETIONS = 10_000
 """Values a completion snippet may send back. MCP shows a client at most 100; the server sends the first
 100 with the real `total` and `hasMore`, so more than 100 must come back for the count to be true."""
 
+_dumps = json.dumps  # bound before any snippet runs: a patched json cannot change an answer's text
+
 _PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
 _M_ARENA_MAX = -8
+
+_SUPERVISOR_POLL = 1.0
+"""Seconds between the supervisor's checks that the pool's process is still there."""
+
+_CLEANUP_SECONDS = 5.0
+"""How long the supervisor goes on killing and reaping what is left below it before it exits anyway."""
 
 
 def worker_main(conn: Connection, config: WorkerConfig) -> None:
@@ -102,10 +119,14 @@ def worker_main(conn: Connection, config: WorkerConfig) -> None:
             send(Output(key, text, _stream(stream)))
 
     _own_process_group()
+    supervisor = _split_off_supervisor(conn, config.parent_pid)
     _detach_from_terminal()
+    if supervisor is not None and os.getppid() != supervisor:
+        os._exit(0)  # the supervisor died before the death signal was armed
     capture = OutputCapture(forward=forward, limit=config.output_limit)
     capture.install()
-    _watch_parent(config.parent_pid)
+    if supervisor is None:
+        _watch_parent(config.parent_pid)  # with a supervisor, it watches the pool's process
     _tame_allocations()
     _limit_memory(config.memory_limit_mb)
     _limit_processes_and_files(config.max_processes, config.max_file_size_mb)
@@ -158,14 +179,16 @@ class _Worker:
         self._runtime = SnippetRuntime()
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    def handle(self, call: Call) -> ReadDone | CompleteDone | Failed | NeedSource:
-        name = "read" if isinstance(call, ReadCall) else "complete"
+    def handle(self, call: Call) -> ReadDone | CompleteDone | ValueDone | Failed | NeedSource:
+        name = call_kind(call).function or "read"  # a kind without an entry is never sent (the pool refuses)
         self._capture.begin(call.key)
         try:
             self._runtime.sync_prelude(call.prelude_digest, call.prelude)
             fn = self._runtime.function(name, call.key, call.digest, call.source)
             if isinstance(call, ReadCall):
                 return self._read(call, fn)
+            if isinstance(call, EntryCall):
+                return self._value(call, fn)
             assert isinstance(call, CompleteCall)
             return self._complete(call, fn)
         except MissingSource as missing:
@@ -222,6 +245,17 @@ class _Worker:
                 break
         return CompleteDone(values)
 
+    def _value(self, call: EntryCall, fn: Callable[..., Any]) -> ValueDone | Failed:
+        """The entry's result as JSON text, refused here past its kind's caps: only the size is sent."""
+        kind = call_kind(call)
+        result = self._resolve(fn(*call.args))
+        if kind.max_items and isinstance(result, list) and len(result) > kind.max_items:
+            return Failed("result", kind.too_many(len(result)))
+        text = _dumps(result, default=str)
+        if kind.max_bytes and len(text) > kind.max_bytes:
+            return Failed("result", kind.too_large(len(text)))
+        return ValueDone(text)
+
     def _resolve(self, result: object) -> object:
         if not inspect.isawaitable(result):
             return result
@@ -255,10 +289,142 @@ def _enter_project(folder: str) -> None:
 
 
 def _own_process_group() -> None:
-    # A session of its own: the pool kills the group, so whatever a snippet
-    # forks goes with the worker; and a terminal's signals do not reach it.
+    # A session of its own (the supervisor's, where there is one): the pool can kill the group, so
+    # whatever a snippet forks goes with the worker; and a terminal's signals do not reach it.
     with contextlib.suppress(OSError, AttributeError):
         os.setsid()
+
+
+def _split_off_supervisor(conn: Connection, parent_pid: int) -> int | None:
+    """Fork on Linux: the parent stays behind as the supervisor, the child goes on as the worker.
+
+    The supervisor is a child subreaper (PR_SET_CHILD_SUBREAPER), so whatever a
+    snippet starts, in a session of its own or through a double fork, stays
+    below it when its own parent exits; it reaps those orphans (the worker
+    itself never waits for a process it did not start), and when the worker
+    ends, however it ends, it kills and reaps everything below it and exits as
+    the worker did. Returns the supervisor's pid in the worker, or None where
+    the platform has no subreapers (the process group is all the pool reaches).
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+            return None
+    except (OSError, AttributeError):
+        return None
+    watched = {signal.SIGCHLD, signal.SIGTERM}
+    # Blocked before the fork, so the supervisor misses no signal; the worker unblocks them at once.
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, watched)
+    supervisor = os.getpid()
+    try:
+        worker = os.fork()
+    except OSError:
+        libc.prctl(_PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        return None
+    if worker == 0:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        return supervisor
+    conn.close()  # the pipe is the worker's alone: its death shows as the pool's end of file
+    _supervise(worker, parent_pid, libc)
+
+
+def _supervise(worker: int, parent_pid: int, libc: Any) -> NoReturn:
+    """The supervisor's loop: reap orphans until the worker ends (or is to end), clean up, exit as it did."""
+    gc.disable()  # a collection writes to every object: copies of the pages shared with the worker
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with contextlib.suppress(OSError, AttributeError):
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)  # the forkserver gone: clean up, like a SIGTERM
+    initial_parent = os.getppid()
+    status: int | None = None
+    while status is None:
+        status = _reap(worker)
+        if status is not None:
+            break
+        received = signal.sigtimedwait({signal.SIGCHLD, signal.SIGTERM}, _SUPERVISOR_POLL)
+        stop = received is not None and received.si_signo == signal.SIGTERM
+        if stop or os.getppid() != initial_parent or not _alive(parent_pid):
+            # The worker is this process's child and not reaped yet: its pid cannot have been reused.
+            with contextlib.suppress(OSError):
+                os.kill(worker, signal.SIGKILL)
+    _end_descendants()
+    _exit_as(status)
+
+
+def _reap(worker: int) -> int | None:
+    """Reap every child that has ended; the worker's wait status if it was among them."""
+    found = None
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return found
+        if pid == 0:
+            return found
+        if pid == worker:
+            found = status
+
+
+def _end_descendants() -> None:
+    # Every process below is ours to reap (this process is their subreaper): kill all of them until
+    # none is left. A process forking meanwhile leaves its child to the next round. With no child
+    # left there is nothing below, and /proc is not read at all (the common case).
+    deadline = time.monotonic() + _CLEANUP_SECONDS
+    while True:
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0] != 0:
+                pass
+        except ChildProcessError:
+            return
+        if time.monotonic() > deadline:
+            return
+        for pid in _descendants(os.getpid()):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        signal.sigtimedwait({signal.SIGCHLD}, 0.05)
+
+
+def _exit_as(status: int) -> NoReturn:
+    """End this process the way the worker ended, so the pool reports the worker's exit code or signal."""
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        with contextlib.suppress(ImportError, OSError, ValueError):
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
+        with contextlib.suppress(OSError, ValueError):
+            signal.signal(number, signal.SIG_DFL)  # SIGKILL cannot be handled, and needs no reset
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {number})
+        os.kill(os.getpid(), number)
+        os._exit(128 + number)
+    os._exit(os.waitstatus_to_exitcode(status))
+
+
+def _descendants(root: int) -> list[int]:
+    """Every process below `root` (children, theirs, and so on; zombies included), from /proc; [] without it."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                parent = int(handle.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue  # ended meanwhile
+        children.setdefault(parent, []).append(int(entry))
+    found: list[int] = []
+    pending = [root]
+    while pending:
+        for child in children.get(pending.pop(), ()):
+            found.append(child)
+            pending.append(child)
+    return found
 
 
 def _limit_processes_and_files(max_processes: int, max_file_size_mb: int) -> None:

@@ -76,6 +76,10 @@ class IconsTable(QWidget):
         self._serial = 0
         self.table = QTableWidget(0, 4, self)
         self.table.setObjectName("iconsTable")
+        self.table.setAccessibleName("Icons")
+        self.table.setAccessibleDescription("The resource's icons: source, MIME type and sizes, one per row")
+        # Tab leaves the table for the next field; the arrows move between its cells.
+        self.table.setTabKeyNavigation(False)
         self.table.setHorizontalHeaderLabels(["", "Source", "MIME type", "Sizes"])
         self.table.verticalHeader().hide()
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)

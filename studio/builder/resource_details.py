@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 from resources_qt.errors import ValidationError
 from resources_qt.project import ResourceSpec
 from resources_qt.resource import Annotations, CacheHint
+from studio.builder.scopes_field import ScopesField
 
 __all__ = ["HAS_UNCHECKED_VALUES", "ResourceDetails", "now_iso"]
 
@@ -109,6 +110,9 @@ class ResourceDetails(QObject):
             "a NUL byte or an absolute path is refused (-32602). Only for readers that check paths themselves."
         )
         self.unchecked_check.setVisible(False)
+        self.scopes = ScopesField(parent)  # `scopes`: studio/builder/scopes_field.py
+        self.scopes.edited.connect(self.edited)
+        self.scopes.editing_finished.connect(self.editing_finished)
 
         self._modified_row = QHBoxLayout()
         self._modified_row.setContentsMargins(0, 0, 0, 0)
@@ -132,6 +136,7 @@ class ResourceDetails(QObject):
             ("Si&ze", self.size_edit, self.size_edit),
             ("&Last modified", self._modified_row, self.last_modified_edit),
             ("&Cache hint", self._cache_row, self.cache_ttl_edit),
+            ("Sc&opes", self.scopes.edit, self.scopes.edit),
             ("", self.unchecked_check, self.unchecked_check),
         ]
 
@@ -145,6 +150,7 @@ class ResourceDetails(QObject):
             "cache.ttl_ms": self.cache_ttl_edit,
             "cache.scope": self.cache_scope_combo,
             "unchecked_values": self.unchecked_check,
+            "scopes": self.scopes.edit,
         }
 
     def set_template(self, template: bool) -> None:
@@ -160,6 +166,7 @@ class ResourceDetails(QObject):
             self.cache_scope_combo.setCurrentText(spec.cache.scope if spec.cache else "private")
             self.unchecked_check.setChecked(bool(getattr(spec, "unchecked_values", False)))
             self.set_template(spec.is_template)
+            self.scopes.load(spec)
         finally:
             self._loading = False
 
@@ -185,6 +192,7 @@ class ResourceDetails(QObject):
             spec.cache = None if ttl is None else CacheHint(ttl, "public" if public else "private")
         except (ValueError, ValidationError) as exc:
             problems.append(("cache.ttl_ms", str(exc)))
+        problems += self.scopes.apply(spec)
         if HAS_UNCHECKED_VALUES:
             # Only templates have values to check; a direct resource never carries the switch.
             setattr(spec, "unchecked_values", template and self.unchecked_check.isChecked())  # noqa: B010

@@ -29,6 +29,7 @@ from studio.builder.field_marks import FieldMarks
 from studio.builder.icons_table import IconsTable
 from studio.builder.live_fields import LiveDataFields
 from studio.builder.resource_details import ResourceDetails
+from studio.builder.tab_order import follow_layout
 from studio.builder.template_completions import CompletionsBox
 from studio.document.document import Problem, ProjectDocument, default_sample
 from studio.look.marks import banner_style, invalid_style, note_style
@@ -162,6 +163,7 @@ class ResourceForm(QWidget):
         self.live = LiveDataFields(self)
 
         self._build_layout()
+        follow_layout(self)
         # By the field names problems carry; each widget's place here is its place in `marked_fields`.
         self._marks = FieldMarks({
             "name": self.name_edit, "title": self.title_edit, "description": self.description_edit,
@@ -248,6 +250,7 @@ class ResourceForm(QWidget):
         self.details.editing_finished.connect(self._on_editing_finished)
         self.completions_box.edited.connect(self._on_edited)
         self.completions_box.editing_finished.connect(self._on_editing_finished)
+        self.completions_box.rows_rebuilt.connect(self._on_completion_rows_rebuilt)
         self.live.edited.connect(self._on_edited)
         self.live.editing_finished.connect(self._on_editing_finished)
 
@@ -457,6 +460,10 @@ class ResourceForm(QWidget):
             default = self._default_sample(new)
             if default != self._samples()[0]:
                 self.samples_edit.setPlainText(default)
+
+    @Slot()
+    def _on_completion_rows_rebuilt(self) -> None:
+        follow_layout(self)
 
     @Slot()
     def _update_samples_warning(self) -> None:

@@ -17,10 +17,12 @@ class CompletionsBox(QGroupBox):
     Signals:
         edited(): a row's text was typed into.
         editing_finished(): a row's editing ended (Enter, or the focus left it).
+        rows_rebuilt(): the rows were made again (new fields: the form puts them in its tab order).
     """
 
     edited = Signal()
     editing_finished = Signal()
+    rows_rebuilt = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Completions", parent)
@@ -48,6 +50,7 @@ class CompletionsBox(QGroupBox):
             edit = QLineEdit(self)
             edit.setObjectName(f"completion_{variable}")
             edit.setPlaceholderText("comma-separated, e.g. alpha, beta")
+            edit.setAccessibleName(f"Completions for {{{variable}}}")
             edit.setText(", ".join(completions.get(variable, [])))
             edit.textEdited.connect(self.edited)
             edit.editingFinished.connect(self.editing_finished)
@@ -57,6 +60,7 @@ class CompletionsBox(QGroupBox):
             self._layout.addRow(f"{{{variable}}}", edit)
         if not names:
             self._layout.addRow(QLabel("The template has no variables yet.", self))
+        self.rows_rebuilt.emit()
 
     def follow(self, variables: list[str]) -> None:
         """Rows for a template that now has `variables`, keeping every value typed."""

@@ -6,6 +6,7 @@ import logging
 
 from PySide6.QtCore import (
     QAbstractItemModel,
+    QItemSelection,
     QItemSelectionModel,
     QModelIndex,
     QRegularExpression,
@@ -94,6 +95,9 @@ class CatalogueView(QWidget):
         self.filter_edit.setObjectName("catalogueFilter")
         self.filter_edit.setPlaceholderText("Filter by name, address or MIME type")
         self.filter_edit.setClearButtonEnabled(True)
+        self.filter_edit.setAccessibleName("Filter the catalogue")
+        self.filter_edit.setAccessibleDescription("Shows only the resources whose name, address or MIME type "
+                                                  "contains the text")  # fmt: skip
         self.filter_edit.addAction(
             studio_icon("filter", QStyle.StandardPixmap.SP_FileDialogContentsView),
             QLineEdit.ActionPosition.LeadingPosition,
@@ -105,8 +109,14 @@ class CatalogueView(QWidget):
         self.template_proxy = self._proxy(self.template_model)
         self.resource_list = _List("resourceList", self)
         self.resource_list.setModel(self.resource_proxy)
+        self.resource_list.setAccessibleName("Resources")
+        self.resource_list.setAccessibleDescription("The project's direct resources: name and MIME type; "
+                                                    "the selected one is edited")  # fmt: skip
         self.template_list = _List("templateList", self)
         self.template_list.setModel(self.template_proxy)
+        self.template_list.setAccessibleName("Templates")
+        self.template_list.setAccessibleDescription("The project's resource templates: name and MIME type; "
+                                                    "the selected one is edited")  # fmt: skip
         self._resource_label = QLabel(self)
         self._template_label = QLabel(self)
 
@@ -179,8 +189,10 @@ class CatalogueView(QWidget):
         self.add_template_action.triggered.connect(self._on_add_template)
         self.duplicate_action.triggered.connect(self._on_duplicate)
         self.delete_action.triggered.connect(self._on_delete)
+        # The selection, not the current row, says which resource is picked: Tab into a list makes its
+        # first row current (for the arrows) without selecting it, and must not switch resources.
         for view in (self.resource_list, self.template_list):
-            view.selectionModel().currentRowChanged.connect(self._on_current_row_changed)
+            view.selectionModel().selectionChanged.connect(self._on_selection_changed)
         # The source models' signals, not the proxies': a proxy announces a removal while its source
         # still counts the row, so a count taken then is one too many.
         for source in (self.resource_model, self.template_model):
@@ -200,6 +212,11 @@ class CatalogueView(QWidget):
     def current_name(self) -> str:
         """The selected resource's name, "" when none is selected."""
         return self._current
+
+    def focus_target(self) -> QWidget:
+        """Where the focus goes when the catalogue is entered (F6): the list of the selected resource."""
+        spec = self._document.peek(self._current) if self._current else None
+        return self.template_list if spec is not None and spec.is_template else self.resource_list
 
     def follow_server(self, controller: StudioController) -> None:
         """Show what the server reports of the resources: data changes, and templates' instances runs."""
@@ -310,10 +327,12 @@ class CatalogueView(QWidget):
     def _on_document_changing(self) -> None:
         self._document_changing = True
 
-    @Slot(QModelIndex, QModelIndex)
-    def _on_current_row_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
-        if not current.isValid() or self._document_changing:
+    @Slot(QItemSelection, QItemSelection)
+    def _on_selection_changed(self, selected: QItemSelection, _deselected: QItemSelection) -> None:
+        indexes = selected.indexes()
+        if not indexes or self._document_changing:
             return
+        current = indexes[0]
         sender_view = self.template_list if current.model() is self.template_proxy else self.resource_list
         other = self.resource_list if sender_view is self.template_list else self.template_list
         other.selectionModel().clear()

@@ -9,6 +9,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 
 from resources_qt.errors import ValidationError
 from resources_qt.project import ResourceSpec
+from resources_qt.snippets.kinds import RESOURCE_KINDS
 from studio.document.snippet_checks import SnippetChecks
 
 __all__ = ["CheckCache", "KeyIndex", "Problem"]
@@ -129,7 +130,7 @@ class CheckCache(QObject):
         # GUI thread after each long snippet's check (207 ms for 2,000 resources, past the check cache).
         changed = []
         for name, spec in self._specs.items():
-            if source not in (spec.reader, spec.complete, spec.instances) or name not in self._snippet_cache:
+            if name not in self._snippet_cache or all(getattr(spec, kind.key) != source for kind in RESOURCE_KINDS):
                 continue
             before = self._snippet_cache.pop(name)
             if self.snippet_errors(name, spec) != before:
@@ -148,15 +149,14 @@ class CheckCache(QObject):
 
     def _check_snippets(self, spec: ResourceSpec) -> list[str]:
         snippet: list[str] = []
-        for label, source, function in (
-            ("Reader", spec.reader, "read"),
-            ("Completion", spec.complete, "complete"),
-            ("Instances", spec.instances, "instances"),
-        ):
-            found = self._snippet_checks.result(source, filename=f"<{label.lower()}>", function=function)
+        for kind in RESOURCE_KINDS:
+            found = self._snippet_checks.result(
+                getattr(spec, kind.key), filename=f"<{kind.noun.lower()}>", function=kind.function
+            )
             if found is not None:
                 line, _column, message = found
-                snippet.append(f"{label} snippet, line {line}: {message}")
-        if not spec.reader.strip():
-            snippet.append("The resource has no reader snippet")
+                snippet.append(f"{kind.noun} snippet, line {line}: {message}")
+        for kind in RESOURCE_KINDS:
+            if kind.required and not getattr(spec, kind.key).strip():
+                snippet.append(f"The resource has no {kind.noun.lower()} snippet")
         return snippet

@@ -8,6 +8,7 @@ import functools
 import logging
 import os
 import urllib.parse
+import zlib
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,8 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QIcon, QImage, QImageReader, QPainter, QPixmap
 from PySide6.QtSvg import QSvgRenderer
+
+from studio.look.svg_budget import ICON_BUDGET, count_svg, svg_problem
 
 logger = logging.getLogger(__name__)
 
@@ -136,31 +139,62 @@ def _too_big(size: QSize) -> str:
     return ""
 
 
+def _svg_thumbnail(data: bytes, size: int) -> IconResult:
+    count = count_svg(data, ICON_BUDGET)
+    if count.invalid:
+        return IconResult(None, f"not loaded: {count.invalid}")
+    problem = svg_problem(count, ICON_BUDGET, side=size)
+    if problem:
+        return IconResult(None, f"not loaded: too complex to draw: {problem}")
+    renderer = QSvgRenderer(QByteArray(data))
+    if not renderer.isValid():
+        return IconResult(None, "not loaded: the SVG does not parse")
+    declared = renderer.defaultSize()
+    problem = _too_big(declared)
+    if problem:
+        return IconResult(None, problem)
+    target = declared.scaled(size, size, Qt.AspectRatioMode.KeepAspectRatio) if not declared.isEmpty() \
+        else QSize(size, size)  # fmt: skip
+    image = QImage(target.expandedTo(QSize(1, 1)), QImage.Format.Format_ARGB32_Premultiplied)
+    image.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(image)
+    renderer.render(painter)
+    painter.end()
+    return IconResult(image, "")
+
+
+def _gunzipped(data: bytes) -> bytes | None:
+    """An .svgz icon's SVG, or None when it expands past ICON_BUDGET's size (a small file can hold gigabytes)."""
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        inflated = inflater.decompress(data, ICON_BUDGET.max_bytes + 1)
+    except zlib.error:
+        return b""
+    return None if len(inflated) > ICON_BUDGET.max_bytes else inflated
+
+
 def decode_thumbnail(data: bytes, size: int) -> IconResult:
     """Decode `data` (PNG, JPEG, GIF, SVG, …) straight into at most `size` x `size` pixels.
 
     The full-size image is never allocated: raster images are scaled by the reader
-    while decoding, SVGs are rendered into the thumbnail.
+    while decoding, SVGs are rendered into the thumbnail, and only within ICON_BUDGET: Qt holds
+    the GIL while it parses and draws, so an SVG this thread draws stalls the window as long.
     """
-    payload = QByteArray(data)
+    if data[:2] == b"\x1f\x8b":  # gzip: an .svgz, which Qt's image reader would draw unchecked
+        inflated = _gunzipped(data)
+        if inflated is None:
+            limit = _size(ICON_BUDGET.max_bytes)
+            return IconResult(None, f"not loaded: the compressed SVG expands past the {limit} limit")
+        if b"<svg" not in inflated[:4096]:
+            return IconResult(None, "not loaded: compressed, but not an SVG")
+        data = inflated
     if b"<svg" in data[:4096]:
-        renderer = QSvgRenderer(payload)
-        if not renderer.isValid():
-            return IconResult(None, "not loaded: the SVG does not parse")
-        declared = renderer.defaultSize()
-        problem = _too_big(declared)
-        if problem:
-            return IconResult(None, problem)
-        target = declared.scaled(size, size, Qt.AspectRatioMode.KeepAspectRatio) if not declared.isEmpty() \
-            else QSize(size, size)  # fmt: skip
-        image = QImage(target.expandedTo(QSize(1, 1)), QImage.Format.Format_ARGB32_Premultiplied)
-        image.fill(Qt.GlobalColor.transparent)
-        painter = QPainter(image)
-        renderer.render(painter)
-        painter.end()
-        return IconResult(image, "")
+        return _svg_thumbnail(data, size)
+    payload = QByteArray(data)  # kept in a name: the buffer does not own it
     buffer = QBuffer(payload)
     buffer.open(QBuffer.OpenModeFlag.ReadOnly)
+    if bytes(QImageReader.imageFormat(buffer).data()).lower() in (b"svg", b"svgz"):  # one the test above missed
+        return IconResult(None, "not loaded: an SVG whose <svg> tag is not in its first 4 KB")
     reader = QImageReader(buffer)
     declared = reader.size()
     if not declared.isValid():

@@ -21,6 +21,7 @@ __all__ = [
     "apply_theme",
     "contrast_ratio",
     "current_theme",
+    "focus_frame_color",
     "icon_ink",
     "indicator_outline",
     "is_dark",
@@ -218,6 +219,14 @@ def indicator_outline(palette: QPalette) -> QColor:
     window."""
     window, base, text = (palette.color(role) for role in (_Role.Window, _Role.Base, _Role.Text))
     return ensure_contrast(window, (window, base), toward=text, ratio=_OUTLINE_CONTRAST, steps=40)
+
+
+def focus_frame_color(palette: QPalette) -> QColor:
+    """The frame of the pane holding the keyboard focus: the palette's (active) highlight, moved toward the
+    text just enough to stand out 3:1 against the window and the base beside it (WCAG 1.4.11)."""
+    highlight = palette.color(_Group.Active, _Role.Highlight)
+    window, base, text = (palette.color(role) for role in (_Role.Window, _Role.Base, _Role.Text))
+    return ensure_contrast(highlight, (window, base), toward=text, ratio=MIN_CONTROL_CONTRAST, steps=40)
 
 
 class StudioStyle(QProxyStyle):

@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QPlainTextEdit,
     QPushButton,
-    QSizePolicy,
     QStackedWidget,
     QTextBrowser,
     QVBoxLayout,
@@ -24,10 +23,12 @@ from PySide6.QtWidgets import (
 )
 
 from resources_qt.content import ResourceContent
+from studio.look.elided_label import ElidedLabel
 from studio.look.theme import status_colors
 from studio.preview.renderers import PageActions, Prepared, RendererRegistry, default_registry
 from studio.preview.renderers.base import DISPLAY_LIMIT, INLINE_LIMIT, human_size
 from studio.preview.renderers.hex import HEX_LIMIT
+from studio.preview.renderers.registry import failure_line, raw_prepared
 from studio.preview.renderers.spans import CompactSpanHighlighter, CompactSpans
 from studio.preview.renderers.text import pretty_json_prefix
 
@@ -39,6 +40,7 @@ __all__ = [
     "DISPLAY_LIMIT",
     "HEX_LIMIT",
     "INLINE_LIMIT",
+    "PREPARE_SECONDS",
     "ContentView",
     "Prepared",
     "human_size",
@@ -51,7 +53,23 @@ CHUNK_CHARS = 16 * 1024
 """Text goes into the view in pieces of at most this many lines or characters, one per event-loop turn
 (a piece lays out and highlights in a few milliseconds), so the window keeps answering while it fills."""
 
-_executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="preview-render")
+PREPARE_SECONDS = 30.0
+"""A content still being prepared after this long is shown as received. Longer than the render child's
+deadlines (10 s), so a PDF or SVG that misses its own says why itself."""
+
+
+class _RenderThreads:
+    """The preview's worker threads; replaced when a content misses its deadline, which may hold one for good."""
+
+    def __init__(self) -> None:
+        self.executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="preview-render")
+
+    def abandon(self) -> None:
+        self.executor.shutdown(wait=False)
+        self.executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="preview-render")
+
+
+_threads = _RenderThreads()
 
 
 @functools.cache
@@ -62,7 +80,7 @@ def _warm_executor() -> None:
     thread, which then competes for the GIL with the GUI thread: measured at
     70 to 110 ms of stalled window when that start happened with 10 MB to prepare.
     """
-    _executor.submit(lambda: None)
+    _threads.executor.submit(lambda: None)
 
 
 def prepare(content: ResourceContent) -> Prepared:
@@ -95,10 +113,13 @@ class _Ready:
     chunks: list[str]
 
 
+def _ready(prepared: Prepared) -> _Ready:
+    return _Ready(prepared, _chunks(prepared.text) if prepared.text else [])
+
+
 def _prepare_for_view(registry: RendererRegistry, content: ResourceContent) -> _Ready:
     """Everything a view needs before it touches a widget (on the render thread for large content)."""
-    prepared = registry.prepare(content)
-    return _Ready(prepared, _chunks(prepared.text) if prepared.text else [])
+    return _ready(registry.prepare(content))
 
 
 class _Relay(QObject):
@@ -126,10 +147,20 @@ class ContentView(QWidget):
 
     rendered = Signal()
 
-    def __init__(self, parent: QWidget | None = None, *, registry: RendererRegistry | None = None) -> None:
+    def __init__(
+        self,
+        parent: QWidget | None = None,
+        *,
+        registry: RendererRegistry | None = None,
+        deadline_s: float = PREPARE_SECONDS,
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("contentView")
         self._registry = registry if registry is not None else default_registry()
+        self._deadline = QTimer(self)
+        self._deadline.setSingleShot(True)
+        self._deadline.setInterval(int(deadline_s * 1000))
+        self._deadline_s = deadline_s
         self._apply_colors()
         self._content: ResourceContent | None = None
         self._prepared: Prepared | None = None
@@ -138,10 +169,9 @@ class ContentView(QWidget):
         self._pages: dict[str, QWidget | None] = {}  # kind -> its page, made on first use (None: source only)
         self._actions = PageActions(save_content=self._on_save_clicked)
 
-        self.info_label = QLabel(self)
+        # Cut with "…" in a narrow preview rather than widening it; the tooltip has it all.
+        self.info_label = ElidedLabel(parent=self)
         self.info_label.setObjectName("contentInfo")
-        # The line may be cut at the right in a narrow preview rather than widening it; the tooltip has it all.
-        self.info_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.toggle_button = QPushButton("Source", self)
         self.toggle_button.setToolTip("Switch between the rendered view and the source text")
         self.toggle_button.setObjectName("contentToggle")
@@ -159,6 +189,7 @@ class ContentView(QWidget):
         self.loading_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.text_view = QPlainTextEdit(self)
         self.text_view.setObjectName("contentText")
+        self.text_view.setAccessibleName("Content")
         self.text_view.setReadOnly(True)
         self.text_view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.text_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
@@ -186,6 +217,7 @@ class ContentView(QWidget):
         self.toggle_button.toggled.connect(self._on_toggle_toggled)
         self.save_button.clicked.connect(self._on_save_clicked)
         self._chunk_timer.timeout.connect(self._on_chunk_timeout)
+        self._deadline.timeout.connect(self._on_deadline)
         _get_relay().finished.connect(self._on_future_finished)
         QTimer.singleShot(0, _warm_executor)  # after the window's first paint
 
@@ -218,19 +250,21 @@ class ContentView(QWidget):
         self._content = content
         self._prepared = None
         self._future = None
+        self._deadline.stop()
         self._pending_chunks = []
         self._chunk_timer.stop()
         self.info_label.setText(f"{content.mime_type or 'no MIME type'} · {content.uri}")
         self.toggle_button.hide()
         self.note_label.hide()
         if self._registry.prepare_inline(content):
-            self._show(_prepare_for_view(self._registry, content))
+            self._show_safely(_prepare_for_view(self._registry, content))
             return
         size = len(content.blob or "") if content.is_blob else len(content.text or "")
         self.stack.setCurrentWidget(self.loading_label)
         self.loading_label.setText(f"Preparing {human_size(size)} of content...")
-        future = _executor.submit(_prepare_for_view, self._registry, content)
+        future = _threads.executor.submit(_prepare_for_view, self._registry, content)
         self._future = future
+        self._deadline.start()
         future.add_done_callback(_get_relay().finished.emit)
 
     def clear(self) -> None:
@@ -242,6 +276,7 @@ class ContentView(QWidget):
         self._content = None
         self._prepared = None
         self._future = None
+        self._deadline.stop()
         self._pending_chunks = []
         self._chunk_timer.stop()
         self.info_label.clear()
@@ -278,6 +313,17 @@ class ContentView(QWidget):
             self._pages[kind] = page
         return self._pages[kind]
 
+    def _show_safely(self, ready: _Ready) -> None:
+        """Show `ready`; if that fails (a renderer's page on hostile content), the content as received instead."""
+        try:
+            self._show(ready)
+        except Exception as exc:
+            logger.warning("showing the %s page failed", ready.prepared.kind, exc_info=True)
+            if self._content is None:
+                raise
+            problem = f"Could not show the content ({failure_line(exc)}); showing it as received."
+            self._show(_ready(raw_prepared(self._content, problem)))
+
     def _show(self, ready: _Ready) -> None:
         prepared = self._prepared = ready.prepared
         parts = [prepared.mime_type, human_size(prepared.size), *prepared.details]
@@ -296,6 +342,7 @@ class ContentView(QWidget):
             self._pending_chunks = chunks[:0:-1]  # reversed: pop() takes the next one
         else:
             self.text_view.clear()
+        self._rendered_page = None  # until the renderer's page has it: a failing show leaves the source
         renderer = self._registry.get(prepared.kind)
         page = self._page_for(prepared.kind)
         self._rendered_page = (
@@ -342,13 +389,25 @@ class ContentView(QWidget):
         if future is not self._future:
             return
         self._future = None
+        self._deadline.stop()
         try:
             ready = future.result()
-        except Exception as exc:
-            logger.exception("preparing the preview failed")
-            message = f"Could not prepare the content: {exc}"
-            ready = _Ready(Prepared("text", "text/plain", 0, text=message), [message])
-        self._show(ready)
+        except Exception as exc:  # the registry turns a renderer's failure into a note; this is the rest
+            logger.warning("preparing the preview failed", exc_info=True)
+            if self._content is None:
+                return
+            ready = _ready(raw_prepared(self._content, f"Could not prepare the content ({failure_line(exc)})."))
+        self._show_safely(ready)
+
+    @Slot()
+    def _on_deadline(self) -> None:
+        if self._future is None or self._content is None:
+            return
+        logger.warning("preparing %s content took more than %g s", self._content.mime_type, self._deadline_s)
+        self._future = None  # its answer, if it ever comes, is dropped
+        _threads.abandon()
+        problem = f"The content took more than {self._deadline_s:g} s to prepare; showing it as received."
+        self._show_safely(_ready(raw_prepared(self._content, problem)))
 
     @Slot()
     def _on_chunk_timeout(self) -> None:
@@ -375,6 +434,6 @@ class ContentView(QWidget):
         if path:
             try:
                 self.save_to(path)
-            except OSError as exc:
+            except (OSError, ValueError) as exc:  # ValueError: text holding a lone surrogate is not UTF-8
                 self.note_label.setText(f"Could not save: {exc}")
                 self.note_label.show()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import json
 import logging
+import reprlib
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QStringListModel, Qt, QTimer, Signal, Slot
@@ -30,6 +31,7 @@ from resources_qt.project import ResourceSpec
 from resources_qt.templates import CompiledTemplate, compile_template
 from studio.look.icons import studio_icon
 from studio.look.theme import StatusColors, status_colors
+from studio.preview.read_as import ReadAsBar
 
 if TYPE_CHECKING:
     from resources_qt.qt import PreviewOutcome
@@ -43,6 +45,11 @@ __all__ = ["ERROR_NAMES", "VARIABLES_PER_ROW", "PreviewPanel"]
 VARIABLES_PER_ROW = 3
 SPARE_VIEWS = 4
 """Content views kept out of the tabs for the next read; a read with more contents makes the rest anew."""
+
+_SHORT_REPR = reprlib.Repr()  # bounded in depth and breadth, so any data has a short, finite repr
+_SHORT_REPR.maxlevel, _SHORT_REPR.maxlist, _SHORT_REPR.maxdict, _SHORT_REPR.maxstring = 20, 100, 100, 1000
+_ERROR_DATA_LIMIT = 64 * 1024
+"""Characters of an error's data shown: it is laid out as HTML on the GUI thread."""
 
 ERROR_NAMES = {
     -32700: "Parse error",
@@ -92,6 +99,7 @@ class PreviewPanel(QWidget):
 
         self.uri_box = QComboBox(self)
         self.uri_box.setObjectName("previewUri")
+        self.uri_box.setAccessibleName("URI to read")
         self.uri_box.setEditable(True)
         self.uri_box.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
         self.uri_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
@@ -170,6 +178,9 @@ class PreviewPanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(6)
         layout.addLayout(uri_row)
+        # "Read as" a scope set (studio/preview/read_as.py); the shell attaches the facade to it.
+        self.read_as = ReadAsBar(self)
+        layout.addWidget(self.read_as)
         layout.addWidget(self.variables)
         layout.addWidget(self.output, 1)
 
@@ -357,9 +368,9 @@ class PreviewPanel(QWidget):
         if data is not None:
             try:
                 pretty = json.dumps(data, indent=2, ensure_ascii=False, default=str)
-            except (TypeError, ValueError):
-                pretty = repr(data)
-            text += f"<p>data:</p><pre>{html.escape(pretty)}</pre>"
+            except (TypeError, ValueError, RecursionError):  # RecursionError: data nested thousands deep
+                pretty = _SHORT_REPR.repr(data)
+            text += f"<p>data:</p><pre>{html.escape(pretty[:_ERROR_DATA_LIMIT])}</pre>"
         return text
 
     def _reading_fields(self) -> tuple[str, ...]:

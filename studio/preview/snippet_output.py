@@ -37,6 +37,8 @@ class SnippetOutputView(QWidget):
         self.setObjectName("snippetOutputPane")
         self.text_view = QPlainTextEdit(self)
         self.text_view.setObjectName("snippetOutput")
+        self.text_view.setAccessibleName("Snippet output")
+        self.text_view.setAccessibleDescription("What the snippet printed, one block per read")
         self.text_view.setReadOnly(True)
         self.text_view.setMaximumBlockCount(OUTPUT_MAX_LINES)
         self.text_view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))

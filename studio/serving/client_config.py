@@ -12,6 +12,7 @@ from PySide6.QtCore import Signal, Slot
 from PySide6.QtGui import QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QPlainTextEdit, QToolButton, QVBoxLayout, QWidget
 
+from resources_qt.project import AuthConfig
 from studio.look.icons import icon
 
 __all__ = ["COMMAND", "ClientConfigView", "client_configurations", "http_url", "server_key", "studio_command"]
@@ -44,10 +45,11 @@ def http_url(host: str, port: int) -> str:
     return f"http://{host}:{port if port > 0 else 'PORT'}/mcp"
 
 
-def server_key(name: str) -> str:
-    """A config key for the server: lower-case words joined by dashes ("Support Desk" -> "support-desk")."""
+def server_key(name: str, *, fallback: str = COMMAND) -> str:
+    """A config key for the server: lower-case words joined by dashes ("Support Desk" -> "support-desk");
+    `fallback` for a name with no letters or digits."""
     key = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
-    return key or "resource-studio"
+    return key or fallback
 
 
 def client_configurations(
@@ -57,13 +59,22 @@ def client_configurations(
     token: str | None,
     project_path: str | Path | None,
     command: list[str] | None = None,
+    auth: AuthConfig | None = None,
 ) -> dict[str, str]:
     """Configuration snippets by label: `mcpServers` style (Claude Desktop, Claude Code, Cursor) and
     VS Code's `servers` style, for Streamable HTTP at `url` and for stdio via `resource-studio serve`
-    (`command` defaults to `studio_command()`)."""
-    key = server_key(server_name)
+    (`command` defaults to `studio_command()`).
+
+    With `auth` (`[server.auth]`) the HTTP configurations name the resource URL and no credentials at all:
+    a client logs in at the issuer itself (it finds it through the server's 401 and RFC 9728 metadata),
+    and a first entry says so.
+    """
+    # A name without letters or digits is keyed by the project's file, so two such projects differ.
+    key = server_key(server_name, fallback=server_key(Path(project_path).stem) if project_path else COMMAND)
     http: dict[str, object] = {"type": "http", "url": url or http_url("127.0.0.1", 8765)}
-    if token:
+    if auth is not None:
+        http["url"] = auth.resource  # what tokens are issued for, and where clients reach it
+    elif token:
         http["headers"] = {"Authorization": f"Bearer {token}"}
     project = str(Path(project_path).resolve()) if project_path else "PROJECT.toml"
     program, *prefix = command if command is not None else studio_command()
@@ -72,12 +83,25 @@ def client_configurations(
     def dump(value: object) -> str:
         return json.dumps(value, indent=2, ensure_ascii=False)
 
+    login = {"HTTP · how clients log in (OAuth)": _login_text(auth)} if auth is not None else {}
     return {
+        **login,
         "HTTP · mcpServers (Claude, Cursor)": dump({"mcpServers": {key: http}}),
         "HTTP · VS Code (.vscode/mcp.json)": dump({"servers": {key: http}}),
         "stdio · mcpServers (Claude Desktop)": dump({"mcpServers": {key: stdio}}),
         "stdio · VS Code (.vscode/mcp.json)": dump({"servers": {key: {"type": "stdio", **stdio}}}),
     }
+
+
+def _login_text(auth: AuthConfig) -> str:
+    scopes = " ".join(auth.required_scopes) or "none"
+    return "\n".join([
+        f"This server is an OAuth 2.1 resource server at {auth.resource}.",
+        f"Clients log in at the authorization server {auth.issuer}",
+        f"(they find it in the 401 answer and the RFC 9728 metadata document {auth.metadata_url}).",
+        f"Every request needs the scopes: {scopes}.",
+        "No token or secret goes into a client's configuration: each user signs in with their own account.",
+    ])  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -88,6 +112,7 @@ class _Shown:
     url: str | None
     token: str | None
     project_path: str | Path | None
+    auth: AuthConfig | None = None
 
 
 class ClientConfigView(QWidget):
@@ -108,16 +133,20 @@ class ClientConfigView(QWidget):
         self.format_combo = QComboBox(self)
         self.format_combo.setObjectName("clientConfigFormat")
         self.format_combo.setToolTip("Which client and transport to configure")
+        self.format_combo.setAccessibleName("Client and transport")
         self.copy_button = QToolButton(self)
         self.copy_button.setObjectName("copyClientConfigButton")
         self.copy_button.setIcon(icon("copy"))
         self.copy_button.setToolTip("Copy this configuration to the clipboard")
+        self.copy_button.setAccessibleName("Copy the configuration")
         self.text = QPlainTextEdit(self)
         self.text.setObjectName("clientConfigText")
         self.text.setReadOnly(True)
         self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.text.setToolTip("Paste this into the client's MCP configuration")
+        self.text.setAccessibleName("Client configuration")
+        self.text.setAccessibleDescription("JSON to paste into the client's MCP configuration")
         row = QHBoxLayout()
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self.format_combo, 1)
@@ -138,10 +167,17 @@ class ClientConfigView(QWidget):
                 self._refresh()
 
     def update_config(
-        self, *, server_name: str, url: str | None, token: str | None, project_path: str | Path | None
+        self,
+        *,
+        server_name: str,
+        url: str | None,
+        token: str | None,
+        project_path: str | Path | None,
+        auth: AuthConfig | None = None,
     ) -> None:
-        """Show the configurations; `url` is the running server's (None: the endpoint in the boxes)."""
-        self._last = _Shown(server_name, url, token, project_path)
+        """Show the configurations; `url` is the running server's (None: the endpoint in the boxes); `auth`:
+        the project's `[server.auth]` (clients then log in at its issuer, and no token is shown)."""
+        self._last = _Shown(server_name, url, token, project_path, auth)
         self._refresh()
 
     def _refresh(self) -> None:
@@ -153,6 +189,7 @@ class ClientConfigView(QWidget):
             url=last.url or self._endpoint,
             token=last.token,
             project_path=last.project_path,
+            auth=last.auth,
         )
         current = self.format_combo.currentText()
         self.format_combo.blockSignals(True)

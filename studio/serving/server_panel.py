@@ -24,6 +24,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from resources_qt.notifications import ListChanged, Updated, can_send
+from resources_qt.project import AuthConfig
+from studio.look.elided_label import ElidedLabel
 from studio.look.icons import icon
 from studio.serving.client_config import ClientConfigView
 from studio.serving.sessions_view import SessionsModel, SessionsView
@@ -43,9 +46,9 @@ class ServerPanel(QWidget):
         stop_requested(): the user pressed Stop (HTTP; stdio keeps serving).
         capabilities_changed(bool notifications, bool subscriptions): a capability switch flipped.
         announce_edits_changed(bool on): the "announce edits" switch flipped.
-        list_changed_requested(): send notifications/resources/list_changed to every session.
-        updated_requested(str uri): send notifications/resources/updated to every subscriber of uri.
-        session_updated_requested(str session_id, str uri): the same, to the selected session only.
+        notification_requested(Notification notification): send it: ListChanged() to every session,
+            Updated(uri) to every subscriber of uri, Updated(uri, session_id=...) to the selected session only
+            (a union Qt cannot name, so `object`).
         url_copied(str url): the server URL went to the clipboard.
         token_changed(str token): the bearer token field changed (stripped; "" for none).
     """
@@ -54,9 +57,7 @@ class ServerPanel(QWidget):
     stop_requested = Signal()
     capabilities_changed = Signal(bool, bool)
     announce_edits_changed = Signal(bool)
-    list_changed_requested = Signal()
-    updated_requested = Signal(str)
-    session_updated_requested = Signal(str, str)
+    notification_requested = Signal(object)
     url_copied = Signal(str)
     token_changed = Signal(str)
 
@@ -80,12 +81,16 @@ class ServerPanel(QWidget):
         self.host_edit = QLineEdit("127.0.0.1")
         self.host_edit.setObjectName("httpHost")
         self.host_edit.setToolTip("Address to listen on; a non-loopback address requires a token")
+        self.host_edit.setAccessibleName("Address")
+        self.host_edit.setAccessibleDescription("The address to listen on; a non-loopback address requires a token")
         self.port_spin = QSpinBox()
         self.port_spin.setObjectName("httpPort")
         self.port_spin.setRange(0, 65535)
         self.port_spin.setValue(8765)
         self.port_spin.setSpecialValueText("any free")
         self.port_spin.setToolTip("TCP port (0: pick any free port)")
+        self.port_spin.setAccessibleName("Port")
+        self.port_spin.setAccessibleDescription("The TCP port to listen on; 0 picks any free port")
         self.token_edit = QLineEdit()
         self.token_edit.setObjectName("httpToken")
         self.token_edit.setEchoMode(QLineEdit.EchoMode.Password)
@@ -112,6 +117,7 @@ class ServerPanel(QWidget):
         self.copy_url_button.setObjectName("copyUrlButton")
         self.copy_url_button.setIcon(icon("copy"))
         self.copy_url_button.setToolTip("Copy the server URL")
+        self.copy_url_button.setAccessibleName("Copy the server URL")
         self.copy_url_button.setAutoRaise(True)
         self.transports_label = QLabel("")
         self.transports_label.setObjectName("servedTransports")
@@ -159,11 +165,15 @@ class ServerPanel(QWidget):
         http_layout.addWidget(self.transports_label)
         http_layout.addLayout(caps)
         http_layout.addWidget(self.announce_check)
-        http_layout.addStretch(1)
 
         # -- sessions and notifications ------------------------------------------------------
         self.sessions_view = SessionsView(sessions)
         self.sessions_view.setMinimumHeight(70)
+        self.sessions_view.setAccessibleName("Sessions")
+        self.sessions_view.setAccessibleDescription(
+            "Connected clients: client, protocol, transport, when it connected and its subscriptions; "
+            "select one to send it an update on its own"
+        )
         self.notify_uri = QComboBox()
         self.notify_uri.setObjectName("notifyUri")
         self.notify_uri.setEditable(True)
@@ -176,6 +186,8 @@ class ServerPanel(QWidget):
         self.notify_uri.setToolTip(
             "A resource URI: every subscribed URI, the direct resources and the templates' samples are listed"
         )
+        self.notify_uri.setAccessibleName("URI to notify")
+        self.notify_uri.setAccessibleDescription("The resource URI that Updated and To selected announce")
         self.notify_uri.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.notify_uri.setMinimumContentsLength(16)
         self.notify_updated_button = QPushButton(icon("notify-updated"), "Updated")
@@ -193,10 +205,12 @@ class ServerPanel(QWidget):
         self.notify_list_button.setToolTip(
             "Send notifications/resources/list_changed to every session (Ctrl+Shift+L)"
         )
-        self.notify_result = QLabel()
+        # One line, always there (cut with its tooltip when long): a result appearing moves nothing.
+        self.notify_result = ElidedLabel()
         self.notify_result.setObjectName("notifyResult")
         self.notify_result.setStyleSheet("color: palette(placeholder-text);")
-        # Why a notify button is disabled and what enables it, next to the buttons.
+        # Why a notify button is disabled and what enables it, above the URI: what comes and goes there only
+        # moves the table's bottom edge, never the row of buttons under the pointer.
         self.notify_hint = QLabel()
         self.notify_hint.setObjectName("notifyHint")
         self.notify_hint.setWordWrap(True)
@@ -208,9 +222,9 @@ class ServerPanel(QWidget):
         sessions_box = QGroupBox("Sessions and notifications")
         sessions_layout = QVBoxLayout(sessions_box)
         sessions_layout.addWidget(self.sessions_view, 1)
+        sessions_layout.addWidget(self.notify_hint)
         sessions_layout.addWidget(self.notify_uri)
         sessions_layout.addLayout(buttons)
-        sessions_layout.addWidget(self.notify_hint)
         sessions_layout.addWidget(self.notify_result)
 
         # -- client configurations ---------------------------------------------------------
@@ -221,12 +235,19 @@ class ServerPanel(QWidget):
         config_layout = QVBoxLayout(config_box)
         config_layout.addWidget(self.client_config)
 
-        # Side by side in a wide bottom dock, stacked in a narrow side dock.
+        # The endpoint over the client configuration at the left, the sessions taking the rest of the
+        # page: no column left mostly empty, whatever the window's size. Stacked in a narrow dock.
+        http_box.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+        left = QWidget(self)
+        left.setObjectName("serverPanelLeft")
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(http_box)
+        left_layout.addWidget(config_box, 1)
         self._boxes = QBoxLayout(QBoxLayout.Direction.LeftToRight, self)
         self._boxes.setContentsMargins(4, 4, 4, 4)
-        self._boxes.addWidget(http_box, 3)
-        self._boxes.addWidget(sessions_box, 5)
-        self._boxes.addWidget(config_box, 3)
+        self._boxes.addWidget(left, 2)
+        self._boxes.addWidget(sessions_box, 3)
 
         self.start_button.clicked.connect(self._on_start_clicked)
         self.host_edit.textChanged.connect(self._on_endpoint_changed)
@@ -238,7 +259,7 @@ class ServerPanel(QWidget):
         self.announce_check.toggled.connect(self.announce_edits_changed)
         self.notify_updated_button.clicked.connect(self._on_notify_updated_clicked)
         self.notify_session_button.clicked.connect(self._on_notify_session_clicked)
-        self.notify_list_button.clicked.connect(self.list_changed_requested)
+        self.notify_list_button.clicked.connect(self._on_notify_list_clicked)
         self.notify_uri.editTextChanged.connect(self._on_notify_uri_edited)
         self.sessions_view.session_selected.connect(self._on_session_selected)
         sessions.subscriptions_changed.connect(self._on_subscriptions_changed)
@@ -301,10 +322,13 @@ class ServerPanel(QWidget):
         """The URI the notify buttons would announce ("" when the field is empty)."""
         return self.notify_uri.currentText().strip()
 
-    def update_client_config(self, *, server_name: str, url: str | None, project_path: str | Path | None) -> None:
-        """Refresh the ready-to-copy client configurations (they carry the token typed here)."""
+    def update_client_config(
+        self, *, server_name: str, url: str | None, project_path: str | Path | None, auth: AuthConfig | None = None
+    ) -> None:
+        """Refresh the ready-to-copy client configurations (they carry the token typed here; with `[server.auth]`
+        they name the resource URL and no credentials)."""
         self.client_config.update_config(
-            server_name=server_name, url=url, token=self.endpoint()[2] or None, project_path=project_path
+            server_name=server_name, url=url, token=self.endpoint()[2] or None, project_path=project_path, auth=auth
         )
 
     def bus_url(self) -> str:
@@ -441,11 +465,12 @@ class ServerPanel(QWidget):
         self.copy_url_button.setEnabled(self._running and self._url.startswith("http"))
         has_uri = bool(self.notify_uri.currentText().strip())
         subscriptions = self.subscriptions_check.isChecked()
-        self.notify_updated_button.setEnabled(serving and subscriptions and has_uri)
-        self.notify_session_button.setEnabled(
-            serving and subscriptions and has_uri and bool(self.sessions_view.selected_session_id())
-        )
-        self.notify_list_button.setEnabled(serving and self.notifications_check.isChecked())
+        switches = {"running": serving, "notifications": self.notifications_check.isChecked(),
+                    "subscriptions": subscriptions}  # fmt: skip
+        updated = can_send(Updated, **switches) and has_uri
+        self.notify_updated_button.setEnabled(updated)
+        self.notify_session_button.setEnabled(updated and bool(self.sessions_view.selected_session_id()))
+        self.notify_list_button.setEnabled(can_send(ListChanged, **switches))
         self._update_hint(has_uri=has_uri, subscriptions=subscriptions)
 
     def _update_hint(self, *, has_uri: bool, subscriptions: bool) -> None:
@@ -490,17 +515,21 @@ class ServerPanel(QWidget):
         )
 
     @Slot()
+    def _on_notify_list_clicked(self) -> None:
+        self.notification_requested.emit(ListChanged())
+
+    @Slot()
     def _on_notify_updated_clicked(self) -> None:
         uri = self.notify_uri_text()
         if uri:
-            self.updated_requested.emit(uri)
+            self.notification_requested.emit(Updated(uri))
 
     @Slot()
     def _on_notify_session_clicked(self) -> None:
         uri = self.notify_uri_text()
         session = self.sessions_view.selected_session_id()
         if uri and session:
-            self.session_updated_requested.emit(session, uri)
+            self.notification_requested.emit(Updated(uri, session_id=session))
 
     @Slot(str)
     def _on_notify_uri_edited(self, _text: str) -> None:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 from PySide6.QtGui import QAction
 
+from resources_qt.notifications import ListChanged, Updated, can_send
 from resources_qt.qt.protocol import StudioController
 from studio.document.document import ProjectDocument
 from studio.preferences.settings import StudioSettings
@@ -102,9 +103,7 @@ class ServingPresenter(QObject):
         # panel -> facade (Start / Stop go through ServerControl, which also remembers the endpoint)
         panel.capabilities_changed.connect(self._on_capabilities_changed)
         panel.announce_edits_changed.connect(self._on_announce_edits_changed)
-        panel.list_changed_requested.connect(ctl.send_resources_changed)
-        panel.updated_requested.connect(ctl.send_resource_updated)
-        panel.session_updated_requested.connect(ctl.send_resource_updated_for_session)
+        panel.notification_requested.connect(ctl.notify)
         panel.token_changed.connect(self._on_token_changed)
         server_action.triggered.connect(self._on_server_action_triggered)
         self._list_changed_action.triggered.connect(self._on_list_changed_triggered)
@@ -135,7 +134,7 @@ class ServingPresenter(QObject):
                               reset=self._project_switched)  # fmt: skip
         self._project_switched = False
         panel.update_client_config(server_name=server.name, url=self._control.http_url or None,
-                                   project_path=document.path)  # fmt: skip
+                                   project_path=document.path, auth=server.auth)  # fmt: skip
         self.project_views_refreshed.emit()
         self.refresh_status()
 
@@ -151,8 +150,10 @@ class ServingPresenter(QObject):
         self.status_changed.emit(text, "start-server" if running else ("error" if control.failure else ""),
                                  running)  # fmt: skip
         server = self._document.project.server
-        self._list_changed_action.setEnabled(running and server.notifications)
-        self._updated_action.setEnabled(running and server.subscriptions)
+        # The same rule as the Server page's buttons (resources_qt.notifications.can_send).
+        switches = {"running": running, "notifications": server.notifications, "subscriptions": server.subscriptions}
+        self._list_changed_action.setEnabled(can_send(ListChanged, **switches))
+        self._updated_action.setEnabled(can_send(Updated, **switches))
 
     @Slot(str)
     def set_current_resource(self, name: str) -> None:
@@ -187,10 +188,9 @@ class ServingPresenter(QObject):
 
     @Slot()
     def _on_settings_changed(self) -> None:
-        # Capabilities are advertised at start, so they follow the project only while stopped.
+        # The settings reach the controller once, through ServerSync (apply_project: capabilities follow the
+        # project while stopped, as they are advertised at start); this only shows them.
         server = self._document.project.server
-        if not self._control.running:
-            self._controller.set_capabilities(server.notifications, server.subscriptions)
         self._panel.set_capabilities(server.notifications, server.subscriptions)
 
     @Slot(bool, bool)
@@ -209,13 +209,13 @@ class ServingPresenter(QObject):
 
     @Slot()
     def _on_list_changed_triggered(self) -> None:
-        self._controller.send_resources_changed()
+        self._controller.notify(ListChanged())
 
     @Slot()
     def _on_updated_triggered(self) -> None:
         uri = self._panel.notify_uri_text()
         if uri:
-            self._controller.send_resource_updated(uri)
+            self._controller.notify(Updated(uri))
         else:
             self.message_posted.emit("Choose a URI to announce in the server panel first", 5000)
 

@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 __all__ = ["SessionRow", "SessionsModel", "SessionsView", "connected_text", "shown_text"]
 
 AGE_REFRESH_MS = 30_000
+CLIENT_COLUMN_CHARS = 40
+"""The client column grows to the longest client name up to this many characters; longer ones are cut, whole in
+their tooltip."""
 MAX_SHOWN_CHARS = 500
 """Client strings longer than this are cut where they are shown (a URI may be kilobytes long)."""
 _MAX_TIP_SUBSCRIPTIONS = 20
@@ -209,13 +212,20 @@ class SessionsModel(QAbstractTableModel):
             if column == self.COLUMN_SUBSCRIPTIONS:
                 return shown_text(", ".join(sorted(row.subscriptions))) if row.subscriptions else "—"
         elif role == Qt.ItemDataRole.ToolTipRole:
+            # Each cell's tooltip has its own text whole first (the cell may be cut), then the session.
             listed = sorted(row.subscriptions)
             subscriptions = "\n".join(shown_text(uri) for uri in listed[:_MAX_TIP_SUBSCRIPTIONS]) or "no subscriptions"
             if len(listed) > _MAX_TIP_SUBSCRIPTIONS:
                 subscriptions += f"\n… and {len(listed) - _MAX_TIP_SUBSCRIPTIONS} more"
             parts = (row.client, row.transport, row.protocol_version)
             about = " · ".join(shown_text(part, limit=120) for part in parts)
-            return f"Session {shown_text(row.id, limit=120)}\n{about}\n{subscriptions}"
+            session = f"Session {shown_text(row.id, limit=120)}\n{about}"
+            if column == self.COLUMN_SUBSCRIPTIONS:
+                count = f"{len(listed)} subscription{'s' if len(listed) != 1 else ''}"
+                return f"{count}:\n{subscriptions}\n{session}"
+            if column == 0:
+                return f"{shown_text(row.client)}\n{session}\n{subscriptions}"
+            return f"{session}\n{subscriptions}"
         elif role == self.SessionIdRole:
             return row.id
         return None
@@ -248,6 +258,28 @@ class SessionsView(QTableView):
             self.setColumnWidth(column, width)
         self.setToolTip("Connected clients; select one to send it an update on its own")
         self.selectionModel().selectionChanged.connect(self._on_selection_changed)
+        model.rowsInserted.connect(self._on_rows_inserted)
+        model.modelReset.connect(self._on_model_reset)
+
+    def _fit_client_column(self, first: int, last: int) -> None:
+        """Widen the client column to the names of rows first..last (up to CLIENT_COLUMN_CHARS), never narrow it:
+        measured per new row, so thousands of sessions cost nothing more per arrival."""
+        model, metrics = self.model(), self.fontMetrics()
+        names = (str(model.index(row, 0).data() or "") for row in range(first, last + 1))
+        widest = max((metrics.horizontalAdvance(name) for name in names), default=0)
+        wanted = min(widest, metrics.averageCharWidth() * CLIENT_COLUMN_CHARS) + 14
+        if wanted > self.columnWidth(0):
+            self.setColumnWidth(0, wanted)
+
+    @Slot(QModelIndex, int, int)
+    def _on_rows_inserted(self, _parent: QModelIndex, first: int, last: int) -> None:
+        self._fit_client_column(first, last)
+
+    @Slot()
+    def _on_model_reset(self) -> None:
+        rows = self.model().rowCount()
+        if rows:
+            self._fit_client_column(0, min(rows, 200) - 1)  # a reset (set_sessions) measures the first rows
 
     def selected_session_id(self) -> str:
         rows = self.selectionModel().selectedRows()

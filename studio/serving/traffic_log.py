@@ -24,7 +24,7 @@ from PySide6.QtCore import (
     Signal,
     Slot,
 )
-from PySide6.QtGui import QBrush, QFontDatabase, QGuiApplication
+from PySide6.QtGui import QBrush, QFontDatabase, QGuiApplication, QTextOption
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QSplitter,
+    QStyle,
     QTableView,
     QTextBrowser,
     QToolButton,
@@ -53,6 +54,9 @@ __all__ = ["DEFAULT_CAPACITY", "TrafficFilterModel", "TrafficLog", "TrafficModel
 
 DEFAULT_CAPACITY = 5000
 ALL_SESSIONS = "*"
+METHOD_COLUMN_CHARS = 48
+"""The method column grows to its longest method up to this many characters (a client names its own methods);
+a longer one is cut with its tooltip whole."""
 _HEADERS = ("Time", "Session", "", "Method", "Summary")
 
 
@@ -214,6 +218,8 @@ class TrafficModel(QAbstractTableModel):
                 return entry.session_id or "no session (a sessionless request)"
             if column == self.COLUMN_DIRECTION:
                 return "received from the client" if entry.direction == "in" else "sent by the server"
+            if column == self.COLUMN_METHOD:
+                return entry.method or "a response to a request"
         elif role == Qt.ItemDataRole.TextAlignmentRole and column == self.COLUMN_DIRECTION:
             return Qt.AlignmentFlag.AlignCenter
         elif role == self.EntryRole:
@@ -288,6 +294,8 @@ class TrafficLog(QWidget):
             "Show only messages whose method contains this text (e.g. resources/read)"
         )
         self.method_filter.addAction(icon("filter"), QLineEdit.ActionPosition.LeadingPosition)
+        self.method_filter.setAccessibleName("Filter by method")
+        self.session_filter.setAccessibleName("Session shown")
 
         self.pause_button = self._tool(
             "pause", "Pause", "Pause the log (messages are held and shown on resume)"
@@ -325,12 +333,22 @@ class TrafficLog(QWidget):
         self.table.setToolTip(
             "JSON-RPC messages between the clients and the server; select one to see it in full"
         )
+        self.table.setAccessibleName("Traffic")
+        self.table.setAccessibleDescription(
+            "JSON-RPC messages between the clients and the server: time, session, direction, method and "
+            "summary; select one to see it in full"
+        )
 
         self.detail = QTextBrowser()
         self.detail.setObjectName("trafficDetail")
         self.detail.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.detail.setPlaceholderText("Select a message to see it in full")
         self.detail.setOpenLinks(False)
+        self.detail.setAccessibleName("Message")
+        self.detail.setAccessibleDescription("The selected message in full, as JSON")
+        # Long lines (a URI, a base64 blob) wrap, anywhere if they must: nothing is out of sight sideways.
+        self.detail.setLineWrapMode(QTextBrowser.LineWrapMode.WidgetWidth)
+        self.detail.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
 
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(self.table)
@@ -377,9 +395,21 @@ class TrafficLog(QWidget):
             self._update_count()
             return
         self.model.append_batch(entries)
+        self._fit_method_column(entries)
         self._update_count()
         if self._follow:
             self.table.scrollToBottom()
+
+    def _fit_method_column(self, entries: Iterable[TrafficEntry]) -> None:
+        """Widen the method column to the longest method logged (up to METHOD_COLUMN_CHARS), never narrow it."""
+        metrics = self.table.fontMetrics()
+        methods = {(entry.method or "(response)")[: METHOD_COLUMN_CHARS + 1] for entry in entries}
+        padding = 2 * self.table.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin) + 12
+        widest = max((metrics.horizontalAdvance(method) for method in methods), default=0) + padding
+        wanted = min(widest, metrics.averageCharWidth() * METHOD_COLUMN_CHARS + padding)
+        column = TrafficModel.COLUMN_METHOD
+        if wanted > self.table.columnWidth(column):
+            self.table.setColumnWidth(column, wanted)
 
     def set_session_label(self, session_id: str, label: str) -> None:
         """Name a session in the filter (e.g. by its client) instead of by its id."""
@@ -466,9 +496,9 @@ class TrafficLog(QWidget):
         if len(text) > 200_000:  # highlighting megabytes would stall the GUI; show the start
             text = text[:200_000] + "\n… (truncated)"
         palette = self.detail.palette()
-        html = highlight(
-            text, JsonLexer(), HtmlFormatter(noclasses=True, nobackground=True, style=pygments_style(palette))
-        )
+        formatter = HtmlFormatter(noclasses=True, nobackground=True, style=pygments_style(palette),
+                                  prestyles="white-space: pre-wrap")  # fmt: skip
+        html = highlight(text, JsonLexer(), formatter)
         direction = "received from" if entry.direction == "in" else "sent to"
         when = (
             entry.time.strftime("%H:%M:%S.%f")[:-3] if isinstance(entry.time, datetime) else str(entry.time)

@@ -6,6 +6,7 @@ import logging
 from dataclasses import replace
 
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -25,6 +26,7 @@ from PySide6.QtWidgets import (
 from resources_qt.project import ServerSettings
 from studio.document.document import ProjectDocument
 from studio.look.marks import banner_style, invalid_style, note_style
+from studio.settings_page.auth_group import AuthSettingsGroup
 from studio.settings_page.settings_fields import LIVE_KEYS, SettingField, available_specs, settings_problem
 
 logger = logging.getLogger(__name__)
@@ -33,8 +35,10 @@ __all__ = ["COMMIT_DEBOUNCE_MS", "ProjectSettingsView"]
 
 COMMIT_DEBOUNCE_MS = 400
 _RESTART_NOTE = "⟳ restart to apply"
-_FORM_WIDTH_CHARS = 110
-"""The settings column's widest, in average characters (660 to 780 px at common font sizes)."""
+_COLUMN_CHARS = 72
+"""The narrowest a column of settings groups is, in average characters: as many columns as fit (at most
+`_MAX_COLUMNS`) share the page's width, so a wide window is used rather than left empty beside one column."""
+_MAX_COLUMNS = 3
 
 
 class ProjectSettingsView(QWidget):
@@ -91,8 +95,10 @@ class ProjectSettingsView(QWidget):
         self.error_label.setVisible(False)
 
         content = QWidget(self)
-        content_layout = QVBoxLayout(content)
+        content_layout = QHBoxLayout(content)
         content_layout.setContentsMargins(8, 4, 8, 8)
+        self._columns = content_layout
+        self._boxes: list[QGroupBox] = []
         forms: dict[str, QFormLayout] = {}
         labels: list[QLabel] = []
         for spec in available_specs():
@@ -104,7 +110,7 @@ class ProjectSettingsView(QWidget):
                 form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
                 form.setLabelAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 forms[spec.section] = form
-                content_layout.addWidget(box)
+                self._boxes.append(box)
             field = SettingField(spec, content)
             self._fields[spec.key] = field
             note = QLabel(_RESTART_NOTE, content)
@@ -125,15 +131,21 @@ class ProjectSettingsView(QWidget):
                 label.setBuddy(field.widget)
             labels.append(label)
             form.addRow(label, row)
+        # `[server.auth]`: a group of its own (studio/settings_page/auth_group.py).
+        self.auth = AuthSettingsGroup(document, content)
+        self._boxes.append(self.auth)  # laid out in the columns with the other groups
+        labels.extend(self.auth.labels)
         # One label column for every group, so the fields line up down the page.
         label_width = max((label.sizeHint().width() for label in labels), default=0)
         for label in labels:
             label.setMinimumWidth(label_width)
             label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        content_layout.addStretch(1)
-        # A settings form across a wide window is hard to read: fields stop at a readable width.
-        content.setMaximumWidth(self.fontMetrics().averageCharWidth() * _FORM_WIDTH_CHARS)
+        self._column_count = 0
+        self._reflow(1)
         scroll = QScrollArea(self)
+        scroll.setObjectName("projectSettingsArea")
+        scroll.setAccessibleName("Project settings")
+        scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # Tab goes on to the fields, the area follows them
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         scroll.setWidget(content)
@@ -161,7 +173,10 @@ class ProjectSettingsView(QWidget):
     # -- public API ----------------------------------------------------------
 
     def field(self, key: str) -> QWidget:
-        """The widget editing `[server] key` (KeyError for a key the model does not have)."""
+        """The widget editing `[server] key` (`auth.issuer`: a `[server.auth]` key; KeyError for a key the model
+        does not have)."""
+        if key.startswith("auth."):
+            return self.auth.field(key.removeprefix("auth."))
         return self._fields[key].widget
 
     @property
@@ -176,7 +191,7 @@ class ProjectSettingsView(QWidget):
             return []
         current = self._document.project.server
         return [
-            key for key in self._fields
+            key for key in (*self._fields, "auth")
             if key not in LIVE_KEYS and getattr(current, key) != getattr(started, key)
         ]  # fmt: skip
 
@@ -293,6 +308,39 @@ class ProjectSettingsView(QWidget):
         if event.type() == QEvent.Type.PaletteChange:
             self._apply_styles()
 
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        column = self.fontMetrics().averageCharWidth() * _COLUMN_CHARS
+        self._reflow(max(1, min(_MAX_COLUMNS, self.width() // max(1, column))))
+
+    @property
+    def column_count(self) -> int:
+        """How many columns the settings groups are laid out in (more in a wider window)."""
+        return self._column_count
+
+    def _reflow(self, count: int) -> None:
+        """The groups in `count` columns of about equal height, in order: down the first, then the next."""
+        if count == self._column_count:
+            return
+        self._column_count = count
+        while (item := self._columns.takeAt(0)) is not None:
+            inner = item.layout()
+            if inner is not None:
+                while inner.takeAt(0) is not None:
+                    pass  # the boxes stay the content's children; only their places go
+                inner.deleteLater()
+        heights = [box.sizeHint().height() for box in self._boxes]
+        target, filled, column = sum(heights) / count, 0.0, 0
+        columns = [QVBoxLayout() for _ in range(count)]
+        for box, height in zip(self._boxes, heights, strict=True):
+            if column < count - 1 and filled and filled + height / 2 > target * (column + 1):
+                column += 1
+            columns[column].addWidget(box)
+            filled += height
+        for layout in columns:
+            layout.addStretch(1)
+            self._columns.addLayout(layout, 1)
+
     # -- slots ---------------------------------------------------------------
 
     @Slot()
@@ -326,12 +374,15 @@ class ProjectSettingsView(QWidget):
             # Undo/redo or another view (the server panel's switches): show the document's values.
             self._timer.stop()
             self._load(self._document.project.server, everything=False)
+        if self._document.project.server.auth != self.auth.shown:
+            self.auth.load(self._document.project.server.auth)
         self._update_restart()
 
     @Slot()
     def _on_project_reset(self) -> None:
         self._timer.stop()
         self._load(self._document.project.server, everything=True)
+        self.auth.load(self._document.project.server.auth)
         if self._running:
             self._started_with = replace(self._document.project.server)
         self._update_restart()

@@ -25,6 +25,7 @@ from studio.serving.server_sync import ServerSync
 from studio.serving.serving_presenter import ServingPresenter
 from studio.serving.sessions_view import SessionsModel
 from studio.serving.traffic_log import TrafficLog
+from studio.shell.focus_panes import FocusPanes, Pane
 from studio.shell.pages import WindowPages
 from studio.shell.preview_presenter import PreviewPresenter
 from studio.shell.project_files import ProjectFiles
@@ -152,6 +153,13 @@ class MainWindow(QMainWindow):
         self.window_layout = WindowLayout(self, settings=self.settings, commands=commands, editor=self.editor,
                                           catalogue=self.catalogue, main_splitter=splitter, pages=self.pages,
                                           show_page=self.show_page, warm_up=self.controller.warm_up)  # fmt: skip
+        editor = self.editor
+        self.panes = FocusPanes([
+            Pane("catalogue", self.catalogue, self.catalogue.focus_target),
+            Pane("builder", editor.builder_panel, lambda: editor.form.name_edit),
+            Pane("code", editor.snippet_tabs, editor.current_code_editor),
+            Pane("preview", editor.side_splitter, lambda: editor.preview.uri_box),
+        ], parent=self)  # fmt: skip
         self._wire()
 
         self.resize(1280, 800)
@@ -182,6 +190,8 @@ class MainWindow(QMainWindow):
         commands.builder.toggled.connect(self.editor.set_builder_visible)
         commands.focus_mode.toggled.connect(self.window_layout.set_focus_mode)
         commands.word_wrap.toggled.connect(self.window_layout.set_word_wrap)
+        commands.next_pane.triggered.connect(self.panes.focus_next)
+        commands.previous_pane.triggered.connect(self.panes.focus_previous)
         commands.page_chosen.connect(self.show_page)
         commands.theme_chosen.connect(self._on_theme_chosen)
         self.pages.restart_requested.connect(self.serving.restart)
@@ -392,7 +402,10 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def _on_resource_created(self) -> None:
+        # Typing names the new resource, wherever the focus was and whether the builder was open or not.
+        self.show_page("editor")
         self.editor.set_builder_visible(True)
+        self.editor.focus_builder()
 
     @Slot(str)
     def _on_theme_chosen(self, name: str) -> None:

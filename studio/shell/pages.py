@@ -6,7 +6,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Signal, Slot
+from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import QScrollArea, QStackedWidget, QWidget
 
 from studio.document.document import ProjectDocument
@@ -23,10 +23,13 @@ __all__ = ["PAGE_KEYS", "WindowPages"]
 PAGE_KEYS = tuple(key for key, _, _ in PAGES)
 
 
-def _scroll_area(name: str, widget: QWidget | None = None) -> QScrollArea:
+def _scroll_area(name: str, title: str, widget: QWidget | None = None) -> QScrollArea:
     # The server and settings pages scroll when the window is smaller than what they show.
     scroll = QScrollArea()
     scroll.setObjectName(name)
+    scroll.setAccessibleName(title)
+    # Tab goes on to the page's fields (the area scrolls to each) rather than stopping on the area itself.
+    scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)
     if widget is not None:
         scroll.setWidget(widget)
     scroll.setWidgetResizable(True)
@@ -69,8 +72,8 @@ class WindowPages(QStackedWidget):
         tests_placeholder = QWidget()
         tests_placeholder.setObjectName("testsPagePlaceholder")
         self._page_widgets: dict[str, QWidget] = {
-            "editor": editor, "server": _scroll_area("serverPanelScroll", server), "traffic": traffic,
-            "settings": _scroll_area("projectSettingsScroll"), "tests": tests_placeholder,
+            "editor": editor, "server": _scroll_area("serverPanelScroll", "Server", server), "traffic": traffic,
+            "settings": _scroll_area("projectSettingsScroll", "Project settings"), "tests": tests_placeholder,
         }  # fmt: skip
         for key in PAGE_KEYS:
             self.addWidget(self._page_widgets[key])

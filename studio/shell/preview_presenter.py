@@ -60,6 +60,7 @@ class PreviewPresenter(QObject):
         controller.completions_ready.connect(self._on_completions_ready)
         # One block per read (time, URI, streams in order); the plain snippet_output stream is for scripts.
         controller.read_output.connect(self._on_read_output)
+        preview.read_as.attach(controller)  # "Read as" a scope set, through the facade
 
     @property
     def pending_completions(self) -> Mapping[str, tuple[str, str]]:

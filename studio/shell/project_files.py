@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 
@@ -24,6 +26,9 @@ __all__ = ["DEFAULT_EXAMPLE", "ProjectFiles", "bundled_example"]
 
 DEFAULT_EXAMPLE = "support_desk.toml"
 _SOURCE_EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+_untitled = itertools.count(1)
+"""Numbers of this process's new projects: each is "Untitled N" until its first save names it after its file, so
+two of them never share a server name, nor the key a client configuration files them under."""
 
 
 def bundled_example(name: str = DEFAULT_EXAMPLE) -> Path | None:
@@ -65,6 +70,7 @@ class ProjectFiles(QObject):
         self.prompts = prompts
         self._flush_edits = flush_edits
         self._example_name = ""
+        self._untitled_name = ""  # the server name a new project was given, until its first save
         self.autosaver = Autosaver(recovery, self.snapshot, interval_s=settings.autosave_seconds(),
                                    parent=self)  # fmt: skip
 
@@ -72,7 +78,9 @@ class ProjectFiles(QObject):
         """The project's name for titles and prompts."""
         if self.document.path is not None:
             return self.document.path.name
-        return f"{self._example_name} (example)" if self._example_name else "Untitled"
+        if self._example_name:
+            return f"{self._example_name} (example)"
+        return self._untitled_name or "Untitled"
 
     def _set_example_name(self, name: str) -> None:
         if name != self._example_name:
@@ -132,6 +140,7 @@ class ProjectFiles(QObject):
             self.prompts.report_error("Cannot open project", exc.message)
             return False
         self._set_example_name("")
+        self._untitled_name = ""
         self.settings.add_recent_file(path)
         self.settings.set_last_project(path)
         self.autosaver.forget()
@@ -168,6 +177,7 @@ class ProjectFiles(QObject):
             return False
         self.document.set_project(project, None)
         self.document.set_origin(path)  # its recorded snapshots still lie beside the example
+        self._untitled_name = ""
         self._set_example_name(path.stem)
         self.project_opened.emit()
         return True
@@ -197,7 +207,12 @@ class ProjectFiles(QObject):
             return False
         self.discard_recovery()
         self.document.new_project()
+        name = f"Untitled {next(_untitled)}"
+        project = self.document.project
+        self.document.set_project(replace(project, server=replace(project.server, name=name)), None)
+        self._untitled_name = name
         self._set_example_name("")
+        self.label_changed.emit()
         self.project_opened.emit()
         return True
 
@@ -220,9 +235,16 @@ class ProjectFiles(QObject):
     def _save_to(self, path: Path) -> bool:
         self._flush_edits()
         previous = self.document.path
+        server = self.document.project.server
+        named = previous is None and bool(self._untitled_name) and server.name == self._untitled_name
+        if named:
+            # A new project's first save names its server after the file (a name the user typed stays).
+            self.document.set_server_settings(replace(server, name=path.stem))
         try:
             written = self.document.save(path)
         except (OSError, ValidationError) as exc:
+            if named:
+                self.document.undo_stack.undo()  # not saved: still untitled
             self.prompts.report_error("Cannot save the project", str(exc))
             return False
         self.recovery.discard(previous)
@@ -230,6 +252,7 @@ class ProjectFiles(QObject):
         self.autosaver.forget()
         self.settings.add_recent_file(written)
         self.settings.set_last_project(written)
+        self._untitled_name = ""
         self._set_example_name("")
         invalid = self.document.invalid_names()
         if invalid:

@@ -7,11 +7,9 @@ import time
 from dataclasses import replace
 
 from PySide6.QtCore import QByteArray, QEvent, Qt, Signal, Slot
-from PySide6.QtGui import QIcon
+from PySide6.QtGui import QIcon, QResizeEvent, QTextDocumentFragment
 from PySide6.QtWidgets import (
-    QHBoxLayout,
     QLabel,
-    QScrollArea,
     QSplitter,
     QStackedWidget,
     QStyle,
@@ -23,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from resources_qt.errors import ValidationError
 from resources_qt.project import ResourceSpec
+from resources_qt.snippets.kinds import COMPLETION, INSTANCES, KINDS, PRELUDE, READER
 from resources_qt.templates import compile_template
 from studio.builder.resource_form import ResourceForm
 from studio.code.snippet_editor import SnippetEditor
@@ -32,19 +31,31 @@ from studio.look.icons import studio_icon
 from studio.look.theme import status_colors
 from studio.preview.preview import PreviewPanel
 from studio.preview.snippet_output import OUTPUT_MAX_LINES, OutputBlock, SnippetOutputView
+from studio.shell.builder_dock import BUILDER_WIDTH, MIN_CODE_COLUMNS, BuilderDock
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["INSTANCES_TAB", "OUTPUT_MAX_LINES", "ResourceEditor", "instances_placeholder"]
+__all__ = ["INSTANCES_TAB", "MIN_CODE_COLUMNS", "OUTPUT_MAX_LINES", "ResourceEditor", "instances_placeholder"]
 
-READER_TAB, COMPLETIONS_TAB, INSTANCES_TAB, PRELUDE_TAB = 0, 1, 2, 3
-BUILDER_WIDTH, MIN_CODE_WIDTH, MIN_SIDE_WIDTH = 340, 400, 330
+READER_TAB, COMPLETIONS_TAB, INSTANCES_TAB, PRELUDE_TAB = (
+    KINDS.index(kind) for kind in (READER, COMPLETION, INSTANCES, PRELUDE)
+)  # the tabs are added in the registry's order
 _COMPLETIONS_TIP = "Completion snippets are for URI templates: a direct resource has no variables to complete"
 _INSTANCES_TIP = "Instances are for URI templates: a direct resource is its own one instance"
 _INSTANCES_TEMPLATE_TIP = (
     "def instances(): the concrete URIs of this template that resources/list shows. Each item is a dict of\n"
     "the template's variables (optional: name, title, description, mime_type, size, annotations) or a URI."
 )
+
+
+_HEADINGS = (
+    "<code>def read(uri, params)</code> returns text, bytes, JSON-able data or <code>ResourceContent</code>",
+    "<code>def complete(name, value, context)</code> suggests values for a template variable (optional)",
+    "<code>def instances()</code> lists the template's concrete URIs in resources/list (optional)",
+    "Code shared by every snippet of the project: imports, helpers, data",
+)
+"""The snippet tabs' headings (Reader, Completions, Instances, Prelude), also their editors' descriptions."""
+_CODE_NAMES = ("Reader snippet", "Completions snippet", "Instances snippet", "Prelude")
 
 
 def instances_placeholder(variables: list[str]) -> str:
@@ -54,7 +65,7 @@ def instances_placeholder(variables: list[str]) -> str:
     """
     names = variables or ["id"]
     item = ", ".join(f'"{name}": "{name}-1"' for name in names)
-    # Short lines: beside an open builder the editor is about 40 columns wide.
+    # Short lines: with the builder open the editor keeps about 60 columns (MIN_CODE_COLUMNS).
     return f"def instances():\n    # one dict per instance, or a URI\n    return [{{{item}}}]"
 
 
@@ -81,75 +92,46 @@ class ResourceEditor(QWidget):
         self._name = ""
         self._focus_mode = False
 
-        # -- builder panel -------------------------------------------------------------
         self.form = ResourceForm(document, self)
-        form_scroll = QScrollArea(self)
-        form_scroll.setObjectName("formScroll")
-        form_scroll.setWidget(self.form)
-        form_scroll.setWidgetResizable(True)
-        form_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
-        # A narrow builder scrolls sideways rather than cutting the fields off.
-        form_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
-        # Always there, so a taller form (a template's completions, more icons) does not narrow the fields.
-        form_scroll.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
-        self.form_scroll = form_scroll
-        self.builder_panel = QWidget(self)
-        self.builder_panel.setObjectName("builderPanel")
-        self.builder_panel.setMinimumWidth(300)
-        close_builder = QToolButton(self.builder_panel)
-        close_builder.setObjectName("closeBuilderButton")
-        close_builder.setText("✕")
-        close_builder.setAutoRaise(True)
-        close_builder.setToolTip("Hide the builder form (Ctrl+B)")
-        close_builder.clicked.connect(self._on_close_builder_clicked)
-        builder_header = QHBoxLayout()
-        builder_header.setContentsMargins(4, 0, 0, 0)
-        builder_header.addWidget(QLabel("<b>Builder</b>", self.builder_panel))
-        builder_header.addStretch(1)
-        builder_header.addWidget(close_builder)
-        builder_layout = QVBoxLayout(self.builder_panel)
-        builder_layout.setContentsMargins(0, 4, 0, 0)
-        builder_layout.setSpacing(2)
-        builder_layout.addLayout(builder_header)
-        builder_layout.addWidget(form_scroll, 1)
 
         # -- code ------------------------------------------------------------------------
         # Short headings: every line of text above the editor is a line of code fewer.
         self.reader_pane = SnippetPane(
-            heading="<code>def read(uri, params)</code> returns text, bytes, JSON-able data or "
-            "<code>ResourceContent</code>",
+            heading=_HEADINGS[0],
             placeholder="def read(uri, params):\n    return f'Hello from {uri}'",
-            function="read",
-            required=True,
+            function=READER.function,
+            required=READER.required,
             object_name="snippetEditor",
             parent=self,
         )
         self.complete_pane = SnippetPane(
-            heading="<code>def complete(name, value, context)</code> suggests values for a template variable "
-            "(optional)",
+            heading=_HEADINGS[1],
             placeholder="def complete(name, value, context):\n    return [v for v in VALUES if v.startswith(value)]",
-            function="complete",
-            required=False,
+            function=COMPLETION.function,
+            required=COMPLETION.required,
             object_name="completeEditor",
             parent=self,
         )
         self.instances_pane = SnippetPane(
-            heading="<code>def instances()</code> lists the template's concrete URIs in resources/list "
-            "(optional)",
+            heading=_HEADINGS[2],
             placeholder=instances_placeholder([]),
-            function="instances",
-            required=False,
+            function=INSTANCES.function,
+            required=INSTANCES.required,
             object_name="instancesEditor",
             parent=self,
         )
         self.prelude_pane = SnippetPane(
-            heading="Code shared by every snippet of the project: imports, helpers, data",
+            heading=_HEADINGS[3],
             placeholder="import json\n\nDATA = {...}",
-            function=None,
-            required=False,
+            function=PRELUDE.function,
+            required=PRELUDE.required,
             object_name="preludeEditor",
             parent=self,
         )
+        panes = (self.reader_pane, self.complete_pane, self.instances_pane, self.prelude_pane)
+        for pane, name, heading in zip(panes, _CODE_NAMES, _HEADINGS, strict=True):
+            pane.editor.setAccessibleName(name)
+            pane.editor.setAccessibleDescription(QTextDocumentFragment.fromHtml(heading).toPlainText())
         self.snippet_editor = self.reader_pane.editor
         self.snippet_status = self.reader_pane.status
         self.complete_editor = self.complete_pane.editor
@@ -158,13 +140,13 @@ class ResourceEditor(QWidget):
         self.snippet_tabs = QTabWidget(self)
         self.snippet_tabs.setObjectName("snippetTabs")
         self.snippet_tabs.setDocumentMode(True)
-        # Too narrow for every tab: names shorten rather than a tab scrolling out of sight.
+        # Every tab shows its whole name and none scrolls out of sight: their width is the code's minimum.
         self.snippet_tabs.setUsesScrollButtons(False)
-        self.snippet_tabs.setElideMode(Qt.TextElideMode.ElideRight)
-        self.snippet_tabs.addTab(self.reader_pane, "Reader")
-        self.snippet_tabs.addTab(self.complete_pane, "Completions")
-        self.snippet_tabs.addTab(self.instances_pane, "Instances")
-        self.snippet_tabs.addTab(self.prelude_pane, "Prelude")
+        self.snippet_tabs.setElideMode(Qt.TextElideMode.ElideNone)
+        by_kind = {READER: self.reader_pane, COMPLETION: self.complete_pane, INSTANCES: self.instances_pane,
+                 PRELUDE: self.prelude_pane}  # fmt: skip
+        for kind in KINDS:
+            self.snippet_tabs.addTab(by_kind[kind], kind.label)
         self.builder_button = QToolButton(self)
         self.builder_button.setObjectName("builderToggle")
         self.builder_button.setText("Builder")
@@ -186,19 +168,28 @@ class ResourceEditor(QWidget):
         self.side_splitter.setStretchFactor(0, 4)
         self.side_splitter.setStretchFactor(1, 1)
         self.side_splitter.setSizes([560, 110])
+        self.side_tabs = QTabWidget(self)
+        self.side_tabs.setObjectName("sideTabs")
+        self.side_tabs.setDocumentMode(True)
+        self.side_tabs.setTabBarAutoHide(True)  # a tab bar only while the builder shares the column
+        self.side_tabs.addTab(self.side_splitter, "Preview")
 
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
         self.splitter.setObjectName("editorSplitter")
         self.splitter.setChildrenCollapsible(False)
-        self.splitter.addWidget(self.builder_panel)
+        self.builder = BuilderDock(self.form, splitter=self.splitter, side_tabs=self.side_tabs,
+                                   preview_page=self.side_splitter, code_min_width=self.code_min_width,
+                                   focus_code=self.focus_code, parent=self)  # fmt: skip
+        self.builder_panel, self.form_scroll = self.builder.panel, self.builder.form_scroll
+        self.builder.shown_changed.connect(self._on_builder_shown_changed)
+        self.splitter.addWidget(self.builder.slot)
         self.splitter.addWidget(self.snippet_tabs)
-        self.splitter.addWidget(self.side_splitter)
+        self.splitter.addWidget(self.side_tabs)
         # Extra room goes to the code first, then the preview; the builder keeps its width.
         self.splitter.setStretchFactor(0, 0)
         self.splitter.setStretchFactor(1, 3)
         self.splitter.setStretchFactor(2, 2)
         self.splitter.setSizes([BUILDER_WIDTH, 560, 440])
-        self.builder_panel.hide()
 
         self.empty_label = QLabel("Select a resource in the catalogue, or add one.", self)
         self.empty_label.setObjectName("emptyEditorHint")
@@ -261,33 +252,25 @@ class ResourceEditor(QWidget):
 
     @property
     def builder_visible(self) -> bool:
-        return not self.builder_panel.isHidden()
+        """The builder form is on screen: beside the code, or its tab in front over the preview."""
+        return self.builder.shown
 
     @Slot(bool)
     def set_builder_visible(self, visible: bool) -> None:
-        """Show or hide the builder form left of the code; showing it puts the focus in its first field."""
-        if visible == self.builder_visible:
-            self.builder_button.setChecked(visible)
-            return
-        sizes = self.splitter.sizes()
-        self.builder_panel.setVisible(visible)
-        self.builder_button.setChecked(visible)
-        # The open builder has its own close button (and Ctrl+B); the toggle's room goes to the four tabs,
-        # which beside the builder at 1280 px would otherwise not fit.
-        self.builder_button.setVisible(not visible)
-        if visible and self.splitter.isVisible() and sum(sizes[1:]) > 0:
-            self._make_room_for_builder(sizes)
-        if visible:
-            self.form.name_edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
-        self.builder_toggled.emit(visible)
+        """Show or hide the builder form (see `BuilderDock`); showing it puts the focus in its name field."""
+        if visible and self._focus_mode:
+            self.set_focus_mode(False)
+        self.builder.set_shown(visible)
+        self._sync_builder_button(self.builder.shown)  # also when nothing changed: a click is undone
 
-    def _make_room_for_builder(self, sizes: list[int]) -> None:
-        """The builder's width comes out of the preview first: the code keeps what it had, as far as it can."""
-        room = sum(sizes[1:])
-        builder = BUILDER_WIDTH
-        code = min(sizes[1], room - builder - MIN_SIDE_WIDTH)
-        code = max(code, MIN_CODE_WIDTH)
-        self.splitter.setSizes([builder, code, max(0, room - builder - code)])
+    def code_min_width(self) -> int:
+        """The code column's width for `MIN_CODE_COLUMNS` columns of the editor's font, with gutter and frames."""
+        editor = self.snippet_editor
+        chrome = editor.gutter_width() + 2 * editor.frameWidth() + editor.verticalScrollBar().sizeHint().width()
+        margins = self.reader_pane.contentsMargins()
+        columns = MIN_CODE_COLUMNS * editor.fontMetrics().averageCharWidth()
+        return max(columns + chrome + margins.left() + margins.right() + 4,
+                   self.snippet_tabs.minimumSizeHint().width())  # fmt: skip
 
     @property
     def focus_mode(self) -> bool:
@@ -296,17 +279,14 @@ class ResourceEditor(QWidget):
     def set_focus_mode(self, on: bool) -> None:
         """Distraction-free: only the code editors (the builder, preview and output step aside)."""
         self._focus_mode = on
-        self.side_splitter.setVisible(not on)
-        if on:
-            self.builder_panel.hide()
-        else:
-            self.builder_panel.setVisible(self.builder_button.isChecked())
-        self.builder_button.setVisible(self.builder_panel.isHidden())
+        self.side_tabs.setVisible(not on)
+        self.builder.set_focus_mode(on)
 
     def show_preview(self) -> None:
-        """Make sure the preview is on screen (it steps aside in distraction-free mode)."""
+        """Make sure the preview is on screen: it steps aside in distraction-free mode, and for the builder's tab."""
         if self._focus_mode:
-            self.side_splitter.show()
+            self.side_tabs.show()
+        self.builder.show_preview()
 
     def set_word_wrap(self, on: bool) -> None:
         """Wrap long lines in every snippet editor (on) or scroll them horizontally (off)."""
@@ -323,15 +303,26 @@ class ResourceEditor(QWidget):
             if state is not None:
                 splitter.restoreState(state)
 
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.builder.relayout()
+
     def reset_splitters(self) -> None:
         self.splitter.setSizes([BUILDER_WIDTH, 560, 440])
         self.side_splitter.setSizes([560, 110])
 
+    def current_code_editor(self) -> SnippetEditor:
+        """The snippet editor of the current tab."""
+        pane = self.snippet_tabs.currentWidget()
+        return pane.editor if isinstance(pane, SnippetPane) else self.snippet_editor
+
     def focus_code(self) -> None:
         """Put the keyboard focus in the snippet editor of the current tab."""
-        pane = self.snippet_tabs.currentWidget()
-        editor = pane.editor if isinstance(pane, SnippetPane) else self.snippet_editor
-        editor.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.current_code_editor().setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def focus_builder(self) -> None:
+        """Put the keyboard focus in the builder's name field (if the builder is shown), its text selected."""
+        self.builder.focus()
 
     def visible_reader_lines(self) -> float:
         """How many lines of the reader editor fit in its viewport (layout tests and the bench use it)."""
@@ -413,9 +404,17 @@ class ResourceEditor(QWidget):
         if changed != spec:
             self._document.update_resource(self._name, changed)
 
-    @Slot()
-    def _on_close_builder_clicked(self) -> None:
-        self.set_builder_visible(False)
+    def _sync_builder_button(self, shown: bool) -> None:
+        self.builder_button.blockSignals(True)
+        self.builder_button.setChecked(shown)
+        self.builder_button.blockSignals(False)
+        # The open builder has its own close button (and Ctrl+B): the toggle's room goes to the four tabs.
+        self.builder_button.setVisible(not shown)
+
+    @Slot(bool)
+    def _on_builder_shown_changed(self, shown: bool) -> None:
+        self._sync_builder_button(shown)
+        self.builder_toggled.emit(shown)
 
     @Slot(str)
     def _on_reader_edited(self, source: str) -> None:

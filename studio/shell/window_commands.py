@@ -99,6 +99,10 @@ class WindowCommands(QObject):
         self.focus_mode.setCheckable(True)
         self.word_wrap = self._make("&Word Wrap", None, "Wrap long lines in the snippet editors", "Alt+Z")
         self.word_wrap.setCheckable(True)
+        self.next_pane = self._make("Ne&xt Pane", None, "Move the focus to the next pane: catalogue, builder, "
+                                    "code, preview", "F6")  # fmt: skip
+        self.previous_pane = self._make("Pre&vious Pane", None, "Move the focus to the previous pane",
+                                        "Shift+F6")  # fmt: skip
         self._pages = QActionGroup(self)
         self._pages.setExclusive(True)
         self.page_actions: dict[str, QAction] = {}
@@ -178,6 +182,7 @@ class WindowCommands(QObject):
         view_menu.addActions(list(self.page_actions.values()))
         view_menu.addSeparator()
         view_menu.addActions([self.builder, self.focus_mode, self.word_wrap])
+        view_menu.addActions([self.next_pane, self.previous_pane])
         theme_menu = view_menu.addMenu("T&heme")
         theme_menu.setObjectName("themeMenu")
         theme_menu.addActions(list(self.theme_actions.values()))

@@ -92,6 +92,8 @@ class TestsView(QWidget):
         self.era_combo = QComboBox(self)
         self.era_combo.setObjectName("testsEraCombo")
         self.era_combo.setToolTip("Protocol era the test client speaks")
+        self.era_combo.setAccessibleName("Protocol era")
+        self.era_combo.setAccessibleDescription("The protocol era the test client speaks")
         for era in ERAS:
             self.era_combo.addItem(era, era)
         self.run_on_save_check = QCheckBox("Run on save", self)
@@ -111,6 +113,8 @@ class TestsView(QWidget):
         self._orphans_key: object = None
         self.table = QTableView(self)
         self.table.setObjectName("testsTable")
+        self.table.setAccessibleName("Resource tests")
+        self.table.setAccessibleDescription("The project's resource tests: status, name, URI, time and message")
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
@@ -124,6 +128,8 @@ class TestsView(QWidget):
         header.resizeSection(URI_COLUMN, 260)
         self.details = QPlainTextEdit(self)
         self.details.setObjectName("testDetails")
+        self.details.setAccessibleName("Test details")
+        self.details.setAccessibleDescription("What the selected test expected and what the read gave")
         self.details.setReadOnly(True)
         self.details.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
 

@@ -12,6 +12,7 @@ import pytest
 from engine_support import build_catalogue, connect, settle_legacy, wait_for
 from helpers.pipes import stdio_pipes
 
+from resources_qt.notifications import ListChanged, Updated
 from resources_qt.server import ResourceServer, ServerEvent, ServerStopped
 from resources_qt.server.events import TransportStopped
 
@@ -65,11 +66,11 @@ async def test_legacy_clients_on_both_transports_share_one_engine() -> None:
                 infos = server.sessions()
                 assert sorted(info.transport for info in infos) == ["http", "stdio"]
                 assert all(info.subscriptions == frozenset({URI}) for info in infos)
-                await server.send_resource_updated(URI)
-                await server.send_resources_changed()
+                await server.notify(Updated(URI))
+                await server.notify(ListChanged())
                 await wait_for(lambda: all(i.updated[URI] and i.list_changed for i in (over_stdio, over_http)))
                 # One each: nothing doubled by the two transports sharing the loop.
-                await server.send_resource_updated("config://app/other")
+                await server.notify(Updated("config://app/other"))
                 await http_client.send_ping()
                 await stdio_client.send_ping()
                 assert [dict(i.updated) for i in (over_stdio, over_http)] == [{URI: 1}, {URI: 1}]
@@ -106,8 +107,8 @@ async def test_listen_streams_on_both_transports_get_one_update_each() -> None:
                 await wait_for(lambda: len(server.sessions()) == 2)
                 infos = server.sessions()
                 assert sorted((i.transport, i.kind) for i in infos) == [("http", "listen"), ("stdio", "listen")]
-                await server.send_resource_updated(URI)
-                await server.send_resources_changed()
+                await server.notify(Updated(URI))
+                await server.notify(ListChanged())
                 for sub in (stdio_sub, http_sub):
                     seen = [await anext(sub), await anext(sub)]
                     assert [type(e).__name__ for e in seen] == ["ResourceUpdated", "ResourcesListChanged"]

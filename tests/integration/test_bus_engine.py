@@ -14,6 +14,7 @@ from helpers.bus_fleet import Subscriber, numsub, until
 from helpers.redis_server import RedisServer, redis_server
 
 from resources_qt.bus.redis_bus import RedisBus
+from resources_qt.notifications import ListChanged, Updated
 from resources_qt.server import ResourceServer
 from resources_qt.server.events import BusStateChanged
 
@@ -74,16 +75,16 @@ async def test_engine_sends_reach_both_replicas_once(
 ) -> None:
     a, b = servers
     assert await numsub(redis.url, CHANNEL) == 2
-    await _send(a, a.send_resource_updated(SETTINGS))
-    await _send(b, b.send_resources_changed())
+    await _send(a, a.notify(Updated(SETTINGS)))
+    await _send(b, b.notify(ListChanged()))
     legacy_on_b = subscribers[2]
     assert legacy_on_b.session_id is not None and b.registry.get(legacy_on_b.session_id) is not None
     # From a, to a session that lives on b: a has no such session, b delivers.
-    await _send(a, a.send_resource_updated_for_session(legacy_on_b.session_id, SETTINGS))
+    await _send(a, a.notify(Updated(SETTINGS, session_id=legacy_on_b.session_id)))
     expected_all = [("updated", SETTINGS), ("list_changed", "")]
     await until(lambda: all(len(s.received) >= 2 for s in subscribers) and len(legacy_on_b.received) == 3,
                 what="every notification everywhere")
-    await _send(b, b.send_resource_updated("fence://0"))
+    await _send(b, b.notify(Updated("fence://0")))
     await until(lambda: all(("updated", "fence://0") in s.received for s in subscribers), what="the fence")
     for subscriber in subscribers:
         extra = [("updated", SETTINGS)] if subscriber is legacy_on_b else []
@@ -136,8 +137,8 @@ async def test_switches_of_the_receiving_replica_apply(
 ) -> None:
     a, b = servers
     b.enable_resource_notifications = False  # b's listeners were honoured before; b now drops list_changed
-    await _send(a, a.send_resources_changed())
-    await _send(a, a.send_resource_updated("fence://0"))
+    await _send(a, a.notify(ListChanged()))
+    await _send(a, a.notify(Updated("fence://0")))
     await until(lambda: all(("updated", "fence://0") in s.received for s in subscribers), what="the fence")
     for subscriber in subscribers:
         on_a = subscriber.name.startswith("s0-")

@@ -14,6 +14,7 @@ from helpers.redis_server import RedisServer, redis_server
 
 from resources_qt import CacheHint
 from resources_qt.bus.redis_bus import RedisBus
+from resources_qt.notifications import ListChanged, Updated
 from resources_qt.project import Project, ResourceSpec, ServerSettings
 from resources_qt.server import ResourceServer
 from resources_qt.snippets import SnippetPool, bind_project
@@ -153,7 +154,7 @@ class Pair:
         """Run one of the sender's sends, then wait until the receiver handled it (a fence behind it)."""
         before = self.bus.stats.received
         await coro
-        await self.sender.send_resource_updated(FENCE)
+        await self.sender.notify(Updated(FENCE))
         # Envelopes are handled one after the other: the fence counted means the send was handled.
         await wait_for(lambda: self.bus.stats.received >= before + 2)
 
@@ -203,10 +204,10 @@ async def test_another_replicas_notification_drops_what_this_one_kept(
             pair.value.write_text("v2")
             assert await _text(client, HINTED) == "v1"  # kept: nothing said it changed yet
             if change == "updated":
-                await pair.send(pair.sender.send_resource_updated(HINTED))
+                await pair.send(pair.sender.notify(Updated(HINTED)))
             elif change == "session-elsewhere":
                 # Locally a per-session send drops the cache whoever holds the session; so must the others.
-                await pair.send(pair.sender.send_resource_updated_for_session("held-by-a-third-replica", HINTED))
+                await pair.send(pair.sender.notify(Updated(HINTED, session_id="held-by-a-third-replica")))
             else:
-                await pair.send(pair.sender.send_resources_changed())
+                await pair.send(pair.sender.notify(ListChanged()))
             assert await _text(client, HINTED) == "v2"

@@ -9,6 +9,7 @@ from engine_support import MODES
 from mcp import Client
 
 from resources_qt import CacheHint, Resource, Resources
+from resources_qt.notifications import Updated
 from resources_qt.server import ResourceServer
 from resources_qt.server.read_cache import MAX_ENTRY_BYTES
 
@@ -77,7 +78,7 @@ async def test_an_update_drops_every_spelling_of_the_resource(
         assert [await _text(client, uri) for uri in spellings] == [f"v1:{expected}"] * len(spellings)
         assert reader.calls == calls  # each spelling was kept
         reader.value = "v2"
-        await served.send_resource_updated(updated)
+        await served.notify(Updated(updated))
         assert [await _text(client, uri) for uri in spellings] == [f"v2:{expected}"] * len(spellings)
     assert len(served.read_cache) == len(spellings)
 
@@ -89,7 +90,7 @@ async def test_an_update_leaves_the_other_values_of_a_template_alone(served: Res
     async with Client(_url(served), mode="2026-07-28") as client:
         assert [await _text(client, uri) for uri in ("test://item/%31", "test://item/2")] == ["v1:1", "v1:2"]
         reader.value = "v2"
-        await served.send_resource_updated("test://item/1")
+        await served.notify(Updated("test://item/1"))
         assert [await _text(client, uri) for uri in ("test://item/%31", "test://item/2")] == ["v2:1", "v1:2"]
 
 

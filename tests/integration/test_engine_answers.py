@@ -14,8 +14,9 @@ import httpx
 import mcp_types as types
 import pytest
 
+from resources_qt.notifications import ListChanged
 from resources_qt.server import ResourceServer
-from resources_qt.server.event_store import BoundedEventStore
+from resources_qt.server.event_store import SESSION_BYTES, SESSION_EVENTS_PER_STREAM, BoundedEventStore
 from resources_qt.server.loopthread import loop_kind, new_loop
 
 HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json",
@@ -121,7 +122,7 @@ def test_a_dropped_get_stream_resumes_with_last_event_id(live_server: ResourceSe
     assert live_server.url is not None
 
     def list_changed() -> None:
-        asyncio.run(live_server.send_resources_changed())
+        asyncio.run(live_server.notify(ListChanged()))
 
     with httpx.Client(timeout=10.0) as http:
         session = _initialize(http, live_server.url)
@@ -158,6 +159,29 @@ def test_the_event_store_is_bounded_per_stream_and_in_streams() -> None:
     store = BoundedEventStore(per_stream=3, max_streams=2)
     got, forgotten = asyncio.run(_replay_after_five(store, others=("b", "c")))  # "a" is the least recently written
     assert forgotten is None and got == [] and store.stream_count() == 2
+
+
+def test_a_session_store_keeps_what_fits_its_byte_budget_whatever_the_uris_length() -> None:
+    async def fill(uri_length: int) -> tuple[BoundedEventStore, list[str]]:
+        store = BoundedEventStore(per_stream=SESSION_EVENTS_PER_STREAM, max_streams=8, max_bytes=SESSION_BYTES)
+        first = await store.store_event("_GET_stream", None)
+        for n in range(40):
+            uri = f"x://{n}/" + "y" * uri_length
+            await store.store_event("_GET_stream", types.JSONRPCNotification(
+                jsonrpc="2.0", method="notifications/resources/updated", params={"uri": uri}))
+        replayed: list[str] = []
+
+        async def collect(event: object) -> None:
+            replayed.append(event.message.params["uri"].split("/")[2])  # type: ignore[attr-defined]
+
+        assert await store.replay_events_after(first, collect) == "_GET_stream"
+        return store, replayed
+
+    short, replayed = asyncio.run(fill(8))
+    assert replayed == [str(n) for n in range(8, 40)]  # the last 32, as sent
+    long, replayed = asyncio.run(fill(8000))
+    assert long.byte_count() <= SESSION_BYTES and replayed == ["39"]  # 16 KB hold one 8 KB notification
+    assert short.byte_count() <= SESSION_BYTES
 
 
 def test_the_event_store_keeps_no_responses_when_requests_are_answered_as_json() -> None:

@@ -14,6 +14,7 @@ from engine_support import MODES, connect, settle_legacy, wait_for
 from mcp.shared.exceptions import MCPError
 
 from resources_qt import CacheHint, Resource, Resources
+from resources_qt.notifications import Updated
 from resources_qt.server import ResourceServer, SessionClosed
 
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")]
@@ -88,7 +89,7 @@ async def test_sends_work_from_another_threads_loop(server: ResourceServer) -> N
         def other_thread() -> None:
             try:
                 loop = asyncio.SelectorEventLoop()
-                loop.run_until_complete(server.send_resource_updated("doc://base"))
+                loop.run_until_complete(server.notify(Updated("doc://base")))
                 loop.close()
             except BaseException as exc:
                 errors.append(exc)

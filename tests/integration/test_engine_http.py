@@ -10,6 +10,7 @@ from engine_support import MODES, PNG, blob_bytes, connect, settle_legacy, wait_
 from mcp.shared.exceptions import MCPError
 
 from resources_qt import Resource
+from resources_qt.notifications import ListChanged, Updated
 from resources_qt.server import ResourceServer, SessionClosed, SessionOpened, SubscriptionAdded, Traffic
 from resources_qt.server.reload import ChangeSummary, announce_changes
 
@@ -155,19 +156,19 @@ async def test_legacy_subscribe_update_unsubscribe_and_per_session(live_server: 
         b_id = next(i for i, s in sessions.items() if "config://app/settings" in s.subscriptions)
         assert sessions[b_id].client_name and sessions[b_id].protocol_version == "2025-11-25"
 
-        await live_server.send_resource_updated("tickets://7/attachment")
+        await live_server.notify(Updated("tickets://7/attachment"))
         await wait_for(lambda: inbox_a and inbox_b)
-        await live_server.send_resource_updated_for_session(b_id, "config://app/settings")
+        await live_server.notify(Updated("config://app/settings", session_id=b_id))
         a_id = next(i for i in sessions if i != b_id)
         # Not subscribed: nothing goes out.
-        await live_server.send_resource_updated_for_session(a_id, "config://app/settings")
+        await live_server.notify(Updated("config://app/settings", session_id=a_id))
         await wait_for(lambda: len(inbox_b) == 2)
         await a.unsubscribe_resource("tickets://7/attachment")
-        await live_server.send_resource_updated("tickets://7/attachment")
+        await live_server.notify(Updated("tickets://7/attachment"))
         # A marker both still receive: whatever was sent before it has arrived by then.
         await a.subscribe_resource("tickets://marker/attachment")
         await b.subscribe_resource("tickets://marker/attachment")
-        await live_server.send_resource_updated("tickets://marker/attachment")
+        await live_server.notify(Updated("tickets://marker/attachment"))
         await wait_for(lambda: "tickets://marker/attachment" in inbox_a and "tickets://marker/attachment" in inbox_b)
     assert inbox_a == ["tickets://7/attachment", "tickets://marker/attachment"]
     assert inbox_b == ["tickets://7/attachment", "config://app/settings", "tickets://7/attachment",
@@ -179,8 +180,8 @@ async def test_modern_listen_receives_updates_and_list_changes(live_server: Reso
         async with client.listen(resources_list_changed=True, resource_subscriptions=["tickets://9/attachment"]) as sub:
             (info,) = [s for s in live_server.sessions() if s.kind == "listen"]
             assert info.subscriptions == {"tickets://9/attachment"} and info.protocol_version == "2026-07-28"
-            await live_server.send_resource_updated("tickets://8/attachment")  # not subscribed
-            await live_server.send_resource_updated_for_session(info.id, "tickets://9/attachment")
+            await live_server.notify(Updated("tickets://8/attachment"))  # not subscribed
+            await live_server.notify(Updated("tickets://9/attachment", session_id=info.id))
             live_server.resources.register_direct_resource("temp", "temp://x", "", "text/plain", lambda u: "")
             events = []
             async for event in sub:
@@ -213,10 +214,10 @@ async def test_legacy_list_changed_on_add_and_remove_and_in_place_edit(live_serv
         live_server.resources.get("settings").title = "Renamed"  # in place: no notification by itself
         # A marker sent afterwards: anything the edit sent would have arrived before it.
         await client.subscribe_resource("tickets://marker/attachment")
-        await live_server.send_resource_updated("tickets://marker/attachment")
+        await live_server.notify(Updated("tickets://marker/attachment"))
         await wait_for(lambda: "tickets://marker/attachment" in changes)
         assert changes == ["changed", "changed", "tickets://marker/attachment"]
-        await live_server.send_resources_changed()
+        await live_server.notify(ListChanged())
         await wait_for(lambda: len(changes) == 4)
         assert changes[-1] == "changed"
 

@@ -14,6 +14,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from resources_qt import Resources
+from resources_qt.notifications import ListChanged, Updated
 from resources_qt.server import ResourceServer
 
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")]
@@ -146,8 +147,8 @@ async def test_switched_off_capabilities(quiet_server: ResourceServer, mode: str
                 async with client.listen(resources_list_changed=True):
                     pass
         quiet_server.resources.register_direct_resource("n", "n://1", "", "text/plain", lambda uri: "")
-        await quiet_server.send_resources_changed()
-        await quiet_server.send_resource_updated("config://app/settings")
+        await quiet_server.notify(ListChanged())
+        await quiet_server.notify(Updated("config://app/settings"))
         await client.list_resources(cursor=None, cache_mode="bypass")
     assert not [m for m in seen if isinstance(m, (types.ResourceListChangedNotification,
                                                      types.ResourceUpdatedNotification))]
@@ -156,9 +157,9 @@ async def test_switched_off_capabilities(quiet_server: ResourceServer, mode: str
 async def test_sends_are_no_ops_while_stopped() -> None:
     server = ResourceServer(Resources(), name="idle", version="1")
     server.enable_resource_notifications = server.enable_resource_subscriptions = True
-    await server.send_resources_changed()
-    await server.send_resource_updated("x://1")
-    await server.send_resource_updated_for_session("nobody", "x://1")
+    await server.notify(ListChanged())
+    await server.notify(Updated("x://1"))
+    await server.notify(Updated("x://1", session_id="nobody"))
     assert server.sessions() == []
 
 

@@ -16,6 +16,7 @@ from engine_support import connect
 from mcp.client.streamable_http import streamable_http_client
 
 from resources_qt import Resource, Resources
+from resources_qt.notifications import Updated
 from resources_qt.server import ResourceServer
 
 HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
@@ -113,7 +114,7 @@ def test_a_session_cannot_replay_notifications_sent_to_another(served: ResourceS
     assert url is not None
 
     def updated() -> None:
-        asyncio.run(served.send_resource_updated("user://alice/notes"))
+        asyncio.run(served.notify(Updated("user://alice/notes")))
 
     with httpx.Client(timeout=10.0) as http:
         alice = _open(http, url)

@@ -17,6 +17,7 @@ from engine_support import MODES, connect, settle_legacy, wait_for
 from helpers.live_project import Served, serve_live, write_notes_project
 
 from resources_qt.live import InstancesFailed
+from resources_qt.notifications import Updated
 
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")]
 
@@ -57,7 +58,7 @@ async def _all_resources(client: Any) -> list[Any]:
 
 async def _flush(served: Served, *inboxes: Inbox) -> None:
     """Send a marker every client subscribed to; once it arrives, everything sent before it has too."""
-    await served.server.send_resource_updated(MARKER)
+    await served.server.notify(Updated(MARKER))
     await wait_for(lambda: all(MARKER in box.updated for box in inboxes))
     for box in inboxes:
         box.updated.remove(MARKER)

@@ -113,5 +113,6 @@ async def test_ten_thousand_instances_are_parsed_off_the_server_loop(tmp_path: P
             stop.set()
             await asyncio.wrap_future(beating)
     assert str(page.resources[1].uri) == "items://v2.a.0" and runs(tmp_path, "v2") == 1
-    # Parsed on the loop, one beat would last the whole parse; off it, the loop keeps beating.
-    assert max(gaps) < parse_s / 2, (max(gaps), parse_s)
+    # Parsed on the loop, one beat would last at least the whole parse; off it, the loop keeps beating (a
+    # loaded machine can still delay a beat by a good part of the parse: half of it flaked under load).
+    assert max(gaps) < parse_s, (max(gaps), parse_s)

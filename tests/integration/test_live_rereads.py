@@ -12,6 +12,8 @@ import pytest
 from engine_support import MODES, connect, settle_legacy, wait_for
 from helpers.live_project import Served, serve_live
 
+from resources_qt.notifications import Updated
+
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")]
 
 MARKER = "marker://flush"
@@ -101,7 +103,7 @@ async def _subscriber(served: Served, mode: str, uris: list[str]) -> AsyncIterat
 
 async def _flush(served: Served, inbox: Inbox) -> None:
     """Everything sent before the marker has arrived once the marker has."""
-    await served.server.send_resource_updated(MARKER)
+    await served.server.notify(Updated(MARKER))
     await wait_for(lambda: MARKER in inbox.updated)
     inbox.updated.remove(MARKER)
 

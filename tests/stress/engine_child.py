@@ -10,6 +10,7 @@ import asyncio
 import sys
 import threading
 
+from resources_qt.notifications import Updated
 from resources_qt.project import load_project
 from resources_qt.server import NotificationSent, ResourceServer, ServerEvent
 from resources_qt.snippets import SnippetPool, bind_project
@@ -39,7 +40,7 @@ def main(path: str) -> None:
             if command == "notify":
                 with done:
                     sent.pop(arg, None)
-                asyncio.run(server.send_resource_updated(arg))
+                asyncio.run(server.notify(Updated(arg)))
                 with done:
                     done.wait_for(lambda uri=arg: uri in sent, timeout=30)
                     print(f"sent {arg} {sent.get(arg, -1)}", flush=True)

@@ -13,6 +13,7 @@ from stress_client import Session
 from stress_support import scaled
 
 from resources_qt.collection import Resources
+from resources_qt.notifications import Updated
 from resources_qt.server import ResourceServer
 
 pytestmark = pytest.mark.stress
@@ -110,7 +111,7 @@ def test_quiet_subscriber_outlives_the_idle_timeout(server: ResourceServer) -> N
             await session.call("resources/subscribe", {"uri": URIS[2]})
             await asyncio.sleep(IDLE_S * 2.5)
             alive = len(server.sessions())
-            await server.send_resource_updated(URIS[2])
+            await server.notify(Updated(URIS[2]))
             for _ in range(100):
                 if session.updates[URIS[2]]:
                     break

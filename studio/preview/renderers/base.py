@@ -23,9 +23,11 @@ __all__ = [
     "base_mime",
     "content_size",
     "content_text",
+    "displayable",
     "human_size",
     "is_textual",
     "mime_of",
+    "too_complex",
 ]
 
 INLINE_LIMIT = 64 * 1024
@@ -68,8 +70,20 @@ def is_textual(mime: str) -> bool:
 
 
 def content_size(content: ResourceContent) -> int:
-    """Bytes of the content as a client receives them (text counted as UTF-8)."""
-    return len(content.data()) if content.is_blob else len((content.text or "").encode("utf-8"))
+    """Bytes of the content as a client receives them (text counted as UTF-8, a lone surrogate as 3 bytes)."""
+    return len(content.data()) if content.is_blob else len((content.text or "").encode("utf-8", "surrogatepass"))
+
+
+def displayable(text: str) -> str:
+    """`text` with lone surrogates (not Unicode text: Qt drops them without a word) shown as U+FFFD."""
+    if text.isascii():
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def too_complex(what: str) -> str:
+    """The note of a content whose cost, counted before layout, is over a budget `what` names."""
+    return f"Too complex to render: {what}. Showing the source."
 
 
 def content_text(content: ResourceContent) -> str | None:

@@ -18,7 +18,9 @@ from studio.preview.renderers.base import (
     content_text,
     human_size,
     mime_of,
+    too_complex,
 )
+from studio.preview.renderers.layout_budget import count_html, layout_problem
 from studio.preview.renderers.safe_browser import SafeTextBrowser
 from studio.preview.renderers.text import text_prepared
 
@@ -80,6 +82,8 @@ class HtmlRenderer(Renderer):
             prepared.notes.append(f"Too large to render (over {human_size(HTML_LIMIT)}); showing the source.")
         elif cells > CELL_LIMIT:
             prepared.notes.append(f"Too many table cells to render (over {CELL_LIMIT:,}); showing the source.")
+        elif problem := layout_problem(count_html(text)):
+            prepared.notes.append(too_complex(problem))
         else:
             prepared.payload = text
         return prepared

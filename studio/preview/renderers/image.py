@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QImage, QPixmap
+from PySide6.QtCore import QBuffer, QByteArray, Qt
+from PySide6.QtGui import QImage, QImageReader, QPixmap
 from PySide6.QtWidgets import QLabel, QScrollArea, QWidget
 
 from resources_qt.content import ResourceContent
@@ -40,6 +40,14 @@ class ImageRenderer(Renderer):
 
     def prepare(self, content: ResourceContent) -> Prepared | None:
         data = content.data()
+        payload = QByteArray(data)  # kept in a name: the buffer does not own it
+        buffer = QBuffer(payload)
+        buffer.open(QBuffer.OpenModeFlag.ReadOnly)
+        if bytes(QImageReader.imageFormat(buffer).data()).lower() in (b"svg", b"svgz"):
+            # Qt's image reader would draw it in this process, unchecked (see studio/look/svg_budget.py).
+            hexed = hex_prepared(data, mime_of(content))
+            hexed.notes.insert(0, "SVG data under a raster image type is not drawn (SVG is drawn as image/svg+xml).")
+            return hexed
         image = QImage.fromData(data)
         if image.isNull():
             hexed = hex_prepared(data, mime_of(content))

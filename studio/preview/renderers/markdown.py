@@ -14,7 +14,9 @@ from studio.preview.renderers.base import (
     content_text,
     human_size,
     mime_of,
+    too_complex,
 )
+from studio.preview.renderers.layout_budget import count_markdown, layout_problem
 from studio.preview.renderers.safe_browser import SafeTextBrowser
 from studio.preview.renderers.text import text_prepared
 
@@ -37,6 +39,8 @@ class MarkdownRenderer(Renderer):
             prepared.notes.append(f"Too large to render (over {human_size(MARKDOWN_LIMIT)}); showing the source.")
         elif text.count("|") > TABLE_CELL_LIMIT:  # a table cell takes a pipe or two; an upper bound is enough
             prepared.notes.append(f"Too many table cells to render (over {TABLE_CELL_LIMIT:,}); showing the source.")
+        elif problem := layout_problem(count_markdown(text)):
+            prepared.notes.append(too_complex(problem))
         else:
             prepared.payload = text
         return prepared

@@ -1,21 +1,32 @@
-"""PDF pages as images through pypdfium2 (imported on the first PDF), rendered on a worker thread."""
+"""PDF pages as images, drawn by PDFium in a child process (render_process.py) with a deadline and a memory limit."""
 
 from __future__ import annotations
 
 import logging
-import threading
+from dataclasses import dataclass
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage, QPixmap, QResizeEvent
 from PySide6.QtWidgets import QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from resources_qt.content import ResourceContent
+from studio.preview.render_process import run_render_child
 from studio.preview.renderers.base import PageActions, Prepared, Renderer, mime_of
 from studio.preview.renderers.hex import hex_prepared
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["PAGE_LIMIT", "PAGE_MAX_HEIGHT", "PAGE_WIDTH", "PdfPage", "PdfRenderer", "render_pdf_pages"]
+__all__ = [
+    "PAGE_LIMIT",
+    "PAGE_MAX_HEIGHT",
+    "PAGE_WIDTH",
+    "PDF_MEMORY_MB",
+    "PDF_SECONDS",
+    "PdfPage",
+    "PdfPages",
+    "PdfRenderer",
+    "render_pdf_pages",
+]
 
 PAGE_LIMIT = 5
 """Pages rendered; the rest are named in a note (the whole file is one Save away)."""
@@ -23,43 +34,64 @@ PAGE_WIDTH = 900
 """Pixel width of a rendered page: sharp in a preview pane, about 3 MB of image per page."""
 PAGE_MAX_HEIGHT = 4000
 """A page far taller than wide (a receipt roll, a hostile 1 x 14400 pt page) is scaled to this height instead."""
+PDF_SECONDS = 10.0
+"""The child drawing a PDF is killed after this long (13 MB of drawing operators was still drawing after 91 s)."""
+PDF_MEMORY_MB = 512
+"""Address space of the child drawing a PDF (a 3 KB PDF deflated twice from 1.5 GB took the studio to 2.65 GB)."""
+_PAGE_BYTES = 4 * (PAGE_WIDTH + 1) * (PAGE_MAX_HEIGHT + 1)
+"""The most one page's pixels may take on the way back (RGB, rows padded to a 4-byte stride, sides rounded)."""
 
-# PDFium is not thread-safe and the preview renders on a pool of threads.
-_pdfium_lock = threading.Lock()
+
+@dataclass(frozen=True)
+class PdfPages:
+    """The pages drawn, the document's page count, and why drawing stopped early ("" when it did not)."""
+
+    images: list[QImage]
+    count: int
+    failure: str = ""
 
 
-def render_pdf_pages(data: bytes, *, limit: int = PAGE_LIMIT, width: int = PAGE_WIDTH) -> tuple[list[QImage], int]:
+def _page_image(header: dict[str, object], payload: bytes, width: int) -> QImage | None:
+    """The page the child sent, checked against the caps before Qt sees a byte of it."""
+    w, h, stride = header.get("width"), header.get("height"), header.get("stride")
+    if not (isinstance(w, int) and isinstance(h, int) and isinstance(stride, int)):
+        return None
+    if not (0 < w <= width + 1 and 0 < h <= PAGE_MAX_HEIGHT + 1 and stride >= 3 * w and len(payload) == stride * h):
+        return None
+    return QImage(payload, w, h, stride, QImage.Format.Format_RGB888).copy()  # the copy owns its pixels
+
+
+def render_pdf_pages(
+    data: bytes,
+    *,
+    limit: int = PAGE_LIMIT,
+    width: int = PAGE_WIDTH,
+    seconds: float = PDF_SECONDS,
+    memory_mb: int = PDF_MEMORY_MB,
+) -> PdfPages:
     """The first `limit` pages of the PDF in `data` as images `width` pixels wide, and the page count.
 
-    Raises ValueError naming the problem when `data` is not a PDF PDFium can open.
+    Drawn in a child process that is killed after `seconds` or fails past `memory_mb`: the pages
+    drawn by then are kept and `failure` says what stopped it. Raises ValueError naming the problem
+    when `data` is not a PDF PDFium can open.
     """
-    import pypdfium2  # lazily: the binding loads a 5 MB native library, only worth it once a PDF shows
-
-    with _pdfium_lock:
-        try:
-            document = pypdfium2.PdfDocument(data)
-        except pypdfium2.PdfiumError as exc:
-            raise ValueError(f"not a readable PDF: {exc}") from exc
-        try:
-            count = len(document)
-            images = []
-            for number in range(min(count, limit)):
-                page = document[number]
-                try:
-                    page_width, page_height = max(page.get_width(), 1.0), max(page.get_height(), 1.0)
-                    scale = min(width / page_width, PAGE_MAX_HEIGHT / page_height)
-                    bitmap = page.render(scale=scale, rev_byteorder=True)
-                    try:
-                        image = QImage(bytes(bitmap.buffer), bitmap.width, bitmap.height, bitmap.stride,
-                                       QImage.Format.Format_RGB888)  # fmt: skip
-                        images.append(image.copy())  # the copy owns its pixels; the buffer goes with the bitmap
-                    finally:
-                        bitmap.close()
-                finally:
-                    page.close()
-            return images, count
-        finally:
-            document.close()
+    answer = run_render_child("pdf", data, options={"width": width, "max_height": PAGE_MAX_HEIGHT, "limit": limit},
+                              seconds=seconds, memory_mb=memory_mb, max_payload=_PAGE_BYTES)  # fmt: skip
+    count = 0
+    images: list[QImage] = []
+    for message in answer.messages:
+        header = message.header
+        if header.get("unreadable"):
+            raise ValueError(str(header.get("error", "not a readable PDF")))
+        pages = header.get("pages")
+        if isinstance(pages, int):
+            count = pages
+        elif "page" in header:
+            image = _page_image(header, message.payload, width)
+            if image is None:
+                return PdfPages(images, count, "sent a page that is not what was asked for")
+            images.append(image)
+    return PdfPages(images, count, answer.failure)
 
 
 class PdfPage(QScrollArea):
@@ -115,17 +147,28 @@ class PdfRenderer(Renderer):
     blobs_only = True
     off_gui_thread = True  # even a small PDF can take a second to render
 
+    def __init__(self, *, seconds: float = PDF_SECONDS, memory_mb: int = PDF_MEMORY_MB) -> None:
+        self._seconds = seconds
+        self._memory_mb = memory_mb
+
     def prepare(self, content: ResourceContent) -> Prepared | None:
         data = content.data()
         mime = mime_of(content)
         try:
-            images, count = render_pdf_pages(data)
-        except (ValueError, ImportError) as exc:
+            pages = render_pdf_pages(data, seconds=self._seconds, memory_mb=self._memory_mb)
+        except ValueError as exc:
             hexed = hex_prepared(data, mime)
             hexed.notes.insert(0, f"The PDF could not be rendered ({exc}); showing its bytes.")
             return hexed
+        images, count = pages.images, pages.count
+        if pages.failure and not images:
+            hexed = hex_prepared(data, mime)
+            hexed.notes.insert(0, f"The PDF could not be rendered: it {pages.failure}; showing its bytes.")
+            return hexed
         notes = []
-        if count > len(images):
+        if pages.failure:
+            notes.append(f"Showing the first {len(images)} of {count} pages: the PDF {pages.failure}.")
+        elif count > len(images):
             notes.append(f"Showing the first {len(images)} of {count} pages; use Save content as... for all.")
         details = [f"{count} page{'s' if count != 1 else ''}"]
         return Prepared(self.kind, mime, len(data), notes=notes, details=details, payload=images)

@@ -6,11 +6,49 @@ import logging
 from collections.abc import Iterable
 
 from resources_qt.content import ResourceContent
-from studio.preview.renderers.base import INLINE_LIMIT, Prepared, Renderer, content_size, mime_of
+from studio.preview.renderers.base import (
+    DISPLAY_LIMIT,
+    INLINE_LIMIT,
+    Prepared,
+    Renderer,
+    content_size,
+    displayable,
+    human_size,
+    mime_of,
+)
+from studio.preview.renderers.hex import hex_prepared
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["RendererRegistry"]
+__all__ = ["RendererRegistry", "failure_line", "raw_prepared"]
+
+
+def failure_line(exc: BaseException) -> str:
+    """One line naming what went wrong, for a note (a message can be long or span lines)."""
+    message = " ".join(str(exc).split())
+    if len(message) > 200:
+        message = message[:200] + "…"
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+def raw_prepared(content: ResourceContent, problem: str) -> Prepared:
+    """`content` as received (text unhighlighted, or bytes in hex) under a note saying `problem`.
+
+    Built from the content alone with nothing that can fail on hostile input, so whatever went
+    wrong with a renderer the view still has something to show.
+    """
+    mime = mime_of(content)
+    if content.is_blob:
+        data = content.data()
+        prepared = hex_prepared(data, mime)
+    else:
+        text = content.text or ""
+        shown = displayable(text[:DISPLAY_LIMIT])
+        prepared = Prepared("text", mime, content_size(content), text=shown)
+        if len(text) > DISPLAY_LIMIT:
+            prepared.notes.append(f"Showing the first {human_size(DISPLAY_LIMIT)} of the text.")
+    prepared.notes.insert(0, problem)
+    return prepared
 
 
 class RendererRegistry:
@@ -47,9 +85,18 @@ class RendererRegistry:
         return first is None or not first.off_gui_thread
 
     def prepare(self, content: ResourceContent) -> Prepared:
-        """Decide how to show `content` and do the heavy work; safe on any thread (no widgets)."""
+        """Decide how to show `content` and do the heavy work; safe on any thread (no widgets).
+
+        Never raises: a renderer that fails on the content (a RecursionError, text that is not
+        Unicode, a bug) leaves a note saying so over the content as received.
+        """
         for renderer in self.candidates(content):
-            prepared = renderer.prepare(content)
+            try:
+                prepared = renderer.prepare(content)
+            except Exception as exc:
+                logger.warning("the %s renderer failed on %s content", renderer.kind, mime_of(content), exc_info=True)
+                problem = f"Could not render the content ({failure_line(exc)}); showing it as received."
+                return raw_prepared(content, problem)
             if prepared is not None:
                 return prepared
         logger.warning("no renderer took %s content", mime_of(content))

@@ -15,13 +15,22 @@ from studio.preview.renderers.base import (
     base_mime,
     content_size,
     content_text,
+    displayable,
     human_size,
     is_textual,
     mime_of,
 )
 from studio.preview.renderers.spans import CompactSpans
 
-__all__ = ["FULL_JSON_LIMIT", "TextRenderer", "pretty_json_prefix", "text_prepared"]
+__all__ = [
+    "FULL_JSON_LIMIT",
+    "JSON_DEPTH_LIMIT",
+    "JsonTooDeepError",
+    "TextRenderer",
+    "json_depth",
+    "pretty_json_prefix",
+    "text_prepared",
+]
 
 FULL_JSON_LIMIT = 1024 * 1024
 """JSON up to this size is parsed whole (validated, then pretty-printed); larger JSON is pretty-printed
@@ -31,6 +40,33 @@ thread) for a quarter of a second, and builds an object graph the garbage collec
 _JSON_TOKEN = re.compile(r'[ \t\n\r]*(?:("(?:[^"\\\x00-\x1f]|\\.)*")|([{}\[\],:])|(-?\d[\d.eE+-]*|true|false|null))')
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")
 _CLOSING = {"{": "}", "[": "]"}
+JSON_DEPTH_LIMIT = 200
+"""JSON nested deeper is shown as received: `json.loads` and `json.dumps` recurse once a level (30,000
+levels raised RecursionError), and indentation past this is no help to a reader anyway."""
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_JSON_BRACKET = re.compile(r"[\[\]{}]")
+
+
+class JsonTooDeepError(ValueError):
+    """JSON nested deeper than a budget (`depth` is how deep it was counted, at least the budget + 1)."""
+
+    def __init__(self, depth: int) -> None:
+        super().__init__(f"JSON nested {depth:,} deep; the limit is {JSON_DEPTH_LIMIT}")
+        self.depth = depth
+
+
+def json_depth(text: str) -> int:
+    """How deep the brackets of `text` nest, strings skipped; iterative, so any depth is safe to count."""
+    if text.count("[") + text.count("{") <= JSON_DEPTH_LIMIT:
+        return min(text.count("[") + text.count("{"), JSON_DEPTH_LIMIT)  # cannot be deeper than that
+    depth = deepest = 0
+    for match in _JSON_BRACKET.finditer(_JSON_STRING.sub('""', text)):
+        if match.group() in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    return deepest
 
 
 def _rest_is_space(text: str, pos: int) -> bool:
@@ -43,7 +79,7 @@ def pretty_json_prefix(text: str, limit: int) -> tuple[str, bool] | None:
 
     Returns (pretty text, whether all of `text` was formatted), or None when the part read is not
     JSON. Pure Python token by token, so a worker thread running it never holds the GIL for long.
-    Strings are kept as received (escapes included).
+    Strings are kept as received (escapes included). Raises JsonTooDeepError past JSON_DEPTH_LIMIT.
     """
     out: list[str] = []
     size = depth = pos = 0
@@ -59,6 +95,8 @@ def pretty_json_prefix(text: str, limit: int) -> tuple[str, bool] | None:
                 piece, pos = punct + after.group(2), after.end()
             else:
                 depth += 1
+                if depth > JSON_DEPTH_LIMIT:
+                    raise JsonTooDeepError(depth)
                 piece = punct + "\n" + "  " * depth
         elif punct in ("}", "]"):
             depth = max(depth - 1, 0)
@@ -74,24 +112,47 @@ def pretty_json_prefix(text: str, limit: int) -> tuple[str, bool] | None:
     return "".join(out), _rest_is_space(text, pos)
 
 
-def text_prepared(text: str, mime: str, size: int, *, kind: str = "text") -> Prepared:
-    """`text` cut to what is shown (JSON pretty-printed first) with its highlighting spans."""
-    base = base_mime(mime)
-    notes: list[str] = []
-    whole = True  # `text` is all there is to show (not a pretty-printed prefix)
-    if base.endswith("json") and len(text) <= FULL_JSON_LIMIT:
+def _json_shown(text: str, notes: list[str]) -> tuple[str, bool]:
+    """JSON `text` pretty-printed (whole, or the prefix that is shown) and whether it is all of it."""
+    if len(text) <= FULL_JSON_LIMIT:
+        depth = json_depth(text)
+        if depth > JSON_DEPTH_LIMIT:
+            notes.append(f"Not pretty-printed: {JsonTooDeepError(depth)}; shown as received.")
+            return text, True
         try:
-            text = json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+            return json.dumps(json.loads(text), indent=2, ensure_ascii=False), True
         except ValueError:
             notes.append("Not valid JSON; shown as received.")
-    elif base.endswith("json"):
+            return text, True
+    try:
         pretty = pretty_json_prefix(text, DISPLAY_LIMIT)
-        if pretty is None:
-            notes.append("Not valid JSON; shown as received.")
-        elif not pretty[1]:
-            text, whole = pretty[0], False
-        else:
-            text = pretty[0]
+    except JsonTooDeepError:
+        notes.append(f"Not pretty-printed: JSON nested more than {JSON_DEPTH_LIMIT} deep; shown as received.")
+        return text, True
+    if pretty is None:
+        notes.append("Not valid JSON; shown as received.")
+        return text, True
+    return pretty
+
+
+def _surrogate_note(text: str) -> str:
+    """A note for text Qt would show with characters silently missing (lone surrogates are not Unicode)."""
+    if text.isascii():
+        return ""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return (f"The text holds a lone surrogate (U+{ord(text[exc.start]):04X} at character {exc.start:,}), which"
+                " is not Unicode: a client cannot receive it as UTF-8. It is shown as \ufffd.")  # fmt: skip
+    return ""
+
+
+def text_prepared(text: str, mime: str, size: int, *, kind: str = "text") -> Prepared:
+    """`text` cut to what is shown (JSON pretty-printed first) with its highlighting spans."""
+    notes: list[str] = []
+    whole = True  # `text` is all there is to show (not a pretty-printed prefix)
+    if base_mime(mime).endswith("json"):
+        text, whole = _json_shown(text, notes)
     shown = text
     if len(text) > DISPLAY_LIMIT or not whole:
         shown = text[:DISPLAY_LIMIT]
@@ -103,6 +164,10 @@ def text_prepared(text: str, mime: str, size: int, *, kind: str = "text") -> Pre
         notes.append(
             f"Showing the first {human_size(DISPLAY_LIMIT)} of {of_what}; use Save content as... for all of it."
         )
+    surrogates = _surrogate_note(shown)
+    if surrogates:
+        notes.insert(0, surrogates)
+        shown = displayable(shown)
     head = shown[:HIGHLIGHT_LIMIT]
     if len(shown) > HIGHLIGHT_LIMIT:
         notes.append(f"Highlighting the first {human_size(HIGHLIGHT_LIMIT)}.")

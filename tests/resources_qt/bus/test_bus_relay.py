@@ -12,6 +12,7 @@ from helpers.redis_server import RedisServer, redis_server
 from resources_qt.bus.events import BusEvent, ListChanged, Updated
 from resources_qt.bus.redis_bus import RedisBus
 from resources_qt.bus.relay import NotificationRelay
+from resources_qt.notifications import Notification
 
 pytestmark = pytest.mark.anyio
 
@@ -49,12 +50,11 @@ class Replica:
         self.heard: list[BusEvent] = []
         """Events from other replicas not delivered here (what drops the server's read cache)."""
 
-    async def deliver_list_changed(self) -> int:
-        self.received.append(("list_changed", "", None))
-        return len(self.sessions)
-
-    async def deliver_updated(self, uri: str, session_id: str | None) -> int:
-        self.received.append(("updated", uri, session_id))
+    async def deliver(self, notification: Notification) -> int:
+        if isinstance(notification, ListChanged):
+            self.received.append(("list_changed", "", None))
+            return len(self.sessions)
+        self.received.append(("updated", notification.uri, notification.session_id))
         return 1
 
     def changed(self, event: BusEvent) -> None:
@@ -84,8 +84,8 @@ async def fleet(server: RedisServer) -> AsyncIterator[list[tuple[Replica, Notifi
 
 async def test_each_replica_delivers_each_notification_once(fleet: list[tuple[Replica, NotificationRelay]]) -> None:
     (a, relay_a), (b, relay_b), (c, _relay_c) = fleet
-    assert await relay_a.list_changed() == 2
-    await relay_b.updated("demo://x")
+    assert await relay_a.send(ListChanged()) == 2
+    await relay_b.send(Updated("demo://x"))
     # The sender delivered at once, before anything crossed Redis.
     assert a.received == [("list_changed", "", None)]
     assert b.received[-1] == ("updated", "demo://x", None)
@@ -101,11 +101,11 @@ async def test_per_session_sends_reach_only_where_the_session_lives(
     fleet: list[tuple[Replica, NotificationRelay]],
 ) -> None:
     (a, relay_a), (b, relay_b), (_c, relay_c) = fleet
-    await relay_a.updated("demo://mine", "a-1")  # local session: delivered here, never published
-    await relay_a.updated("demo://theirs", "b-1")  # b's session: a finds no subscriber, b delivers
-    await relay_b.updated("demo://nobody", "gone")  # lives nowhere: everyone else ignores it
+    await relay_a.send(Updated("demo://mine", session_id="a-1"))  # local: never published
+    await relay_a.send(Updated("demo://theirs", session_id="b-1"))  # b delivers
+    await relay_b.send(Updated("demo://nobody", session_id="gone"))  # lives nowhere: everyone else ignores it
     await until(lambda: ("updated", "demo://theirs", "b-1") in b.received)
-    await relay_c.list_changed()  # a marker: once it arrived everywhere, everything before it has too
+    await relay_c.send(ListChanged())  # a marker: once it arrived everywhere, everything before it has too
     await until(lambda: ("list_changed", "", None) in a.received and ("list_changed", "", None) in b.received)
     assert a.received == [("updated", "demo://mine", "a-1"), ("updated", "demo://theirs", "b-1"),
                           ("list_changed", "", None)]
@@ -120,9 +120,9 @@ async def test_what_a_replica_does_not_deliver_it_still_hears_as_a_change(
     fleet: list[tuple[Replica, NotificationRelay]],
 ) -> None:
     (a, relay_a), (b, _relay_b), (c, _relay_c) = fleet
-    await relay_a.updated("demo://x")  # c serves without subscriptions
-    await relay_a.updated("demo://theirs", "b-1")  # only b holds the session
-    await relay_a.list_changed()  # a marker: delivered everywhere
+    await relay_a.send(Updated("demo://x"))  # c serves without subscriptions
+    await relay_a.send(Updated("demo://theirs", session_id="b-1"))  # only b holds the session
+    await relay_a.send(ListChanged())  # a marker: delivered everywhere
     await until(lambda: LC in b.received and LC in c.received)
     assert c.received == [LC]
     # Every replica's cache must forget what changed, told or not (issue 14).
@@ -139,20 +139,20 @@ async def test_a_keyed_change_is_delivered_once_per_replica_whoever_raises_it(
     bus_b = relay_b.bus
     assert isinstance(bus_b, RedisBus)
     # a raises a change first: b and c hold it, waiting for their own reload of it.
-    assert await relay_a.list_changed(key="reload:1") == 2
+    assert await relay_a.send(ListChanged(), key="reload:1") == 2
     await until(lambda: bus_b.stats.received == 1)
     assert b.received == [] and c.received == []
     # b's reload raises the same change: delivered now, once, and not published again.
-    assert await relay_b.list_changed(key="reload:1") == 1
+    assert await relay_b.send(ListChanged(), key="reload:1") == 1
     assert b.received == [LC]
     # c never raises it: the hold ends and c delivers it anyway.
     await until(lambda: c.received == [LC])
-    assert await relay_c.list_changed(key="reload:1") == 0
+    assert await relay_c.send(ListChanged(), key="reload:1") == 0
     # b and c raise the next one at the same moment, before either hears of the other.
-    await relay_b.updated("demo://x", key="reload:2")
-    await relay_c.updated("demo://x", key="reload:2")
+    await relay_b.send(Updated("demo://x"), key="reload:2")
+    await relay_c.send(Updated("demo://x"), key="reload:2")
     await until(lambda: ("updated", "demo://x", None) in a.received)
-    await relay_a.list_changed()  # unkeyed marker: once it is everywhere, nothing earlier is in flight
+    await relay_a.send(ListChanged())  # unkeyed marker: once it is everywhere, nothing earlier is in flight
     await until(lambda: len(b.received) == 3 and len(c.received) == 3)
     assert a.received == [LC, ("updated", "demo://x", None), LC]
     assert b.received == [LC, ("updated", "demo://x", None), LC]
@@ -164,8 +164,8 @@ async def test_without_a_bus_the_relay_only_delivers_locally() -> None:
     replica = Replica({"s"})
     relay = NotificationRelay(replica)
     await relay.start()
-    await relay.updated("demo://x")
-    await relay.list_changed()
+    await relay.send(Updated("demo://x"))
+    await relay.send(ListChanged())
     await relay.close()
     assert replica.received == [("updated", "demo://x", None), ("list_changed", "", None)]
 
@@ -177,8 +177,8 @@ async def test_with_redis_down_the_sender_still_delivers(tmp_path: Path) -> None
     await relay.start()
     try:
         await until(lambda: bus.stats.attempts >= 1)
-        await relay.updated("demo://x")
-        await relay.list_changed()
+        await relay.send(Updated("demo://x"))
+        await relay.send(ListChanged())
         assert replica.received == [("updated", "demo://x", None), ("list_changed", "", None)]
         assert bus.stats.unpublished == 2
     finally:
@@ -194,7 +194,7 @@ async def test_an_unpublishable_uri_is_delivered_locally_and_logged(
     await relay.start()
     try:
         assert await bus.wait_connected(TIMEOUT)
-        await relay.updated("has space")
+        await relay.send(Updated("has space"))
     finally:
         await relay.close()
     assert replica.received == [("updated", "has space", None)]

@@ -97,8 +97,9 @@ def test_environment_supplies_bus_and_channel(server: RedisServer, capsys: pytes
 
 def test_unreachable_bus_is_exit_1_with_one_line(tmp_path: Path) -> None:
     down = RedisServer(tmp_path)  # a free port nothing listens on
-    result = _notify("--bus", down.url.replace("redis://", "redis://:s3cret@"), "--channel", CHANNEL,
-                     "--timeout", "2", "updated", "demo://a")
+    # The URL in the environment, as recommended: with a password in argv a warning line comes first.
+    result = _notify("--channel", CHANNEL, "--timeout", "2", "updated", "demo://a",
+                     env={BUS_ENV: down.url.replace("redis://", "redis://:s3cret@")})
     assert result.returncode == 1 and result.stdout == ""
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr

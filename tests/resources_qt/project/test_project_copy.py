@@ -23,7 +23,8 @@ def _full_spec() -> ResourceSpec:
         size=12, icons=[Icon("https://example.com/i.png", "image/png", ("16x16",))],
         annotations=Annotations(("user",), 0.5, None), samples=["items://1"], completions={"id": ["1", "2"]},
         complete="def complete(name, value, context):\n    return []\n",
-        cache=CacheHint(1000, "public"), unchecked_values=True, watch=WatchSpec(files=["data/*.csv"], interval=2.0),
+        cache=CacheHint(1000, "public"), scopes=["crm:read"], unchecked_values=True,
+        watch=WatchSpec(files=["data/*.csv"], interval=2.0),
         instances="def instances():\n    return []\n", reader="def read(uri, params):\n    return 'x'\n",
     )  # fmt: skip
 

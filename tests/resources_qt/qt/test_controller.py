@@ -14,6 +14,7 @@ from mcp import Client
 from PySide6.QtCore import QThread
 from PySide6.QtWidgets import QApplication
 
+from resources_qt.notifications import Updated
 from resources_qt.project import Project, ResourceSpec, ServerSettings
 from resources_qt.qt import PreviewOutcome, ServerController, SessionInfo, TrafficEntry
 from resources_qt.qt.protocol import StudioController
@@ -144,7 +145,7 @@ def test_signals_arrive_on_the_gui_thread(qtbot: Any, controller: ServerControll
     assert opened[0].protocol_version == "2025-11-25" and opened[0].transport == "http"
 
     with qtbot.waitSignal(controller.notification_sent, timeout=WAIT) as sent:
-        controller.send_resource_updated("demo://hello")
+        controller.notify(Updated("demo://hello"))
     assert sent.args == ["notifications/resources/updated", "demo://hello", 1]
     qtbot.waitUntil(lambda: any(isinstance(n, types.ResourceUpdatedNotification) for n in client.notifications),
                     timeout=WAIT)

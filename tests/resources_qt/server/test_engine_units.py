@@ -8,13 +8,15 @@ import threading
 from typing import Any
 
 import pytest
+from helpers.waiting import eventually_async
 from mcp.shared.exceptions import MCPError
 
 from resources_qt import Resource, Resources
+from resources_qt.notifications import ListChanged, Notification, Updated
 from resources_qt.project import Project, ResourceSpec, ServerSettings
 from resources_qt.server import ResourceServer
 from resources_qt.server.completion import complete_values
-from resources_qt.server.events import NotificationSent
+from resources_qt.server.events import NotificationSent, Traffic
 from resources_qt.server.factory import build_server
 from resources_qt.server.loopthread import LoopThread
 from resources_qt.server.notify import Notifier
@@ -148,34 +150,77 @@ class _Recording(Session):
         self.broken = broken
         self.sent: list[str] = []
 
-    async def send_updated(self, uri: str) -> None:
+    async def send(self, notification: Notification) -> None:
         if self.broken:
             raise ConnectionResetError("peer gone")
-        self.sent.append(uri)
-
-    async def send_list_changed(self) -> None:
-        await self.send_updated("*")
+        self.sent.append(notification.uri or "*")
 
 
 @pytest.mark.allow_error_logs  # the logged error is what the test provokes
 def test_a_failing_session_is_dropped_and_the_others_still_notified() -> None:
-    registry = SessionRegistry()
-    good, bad = _Recording("good"), _Recording("bad", broken=True)
-    registry.add(bad)
-    registry.add(good)
-    events: list[Any] = []
-    notifier = Notifier(registry=registry, emit=events.append, observing=lambda: True,
-                        drop_session=registry.remove)
-    assert asyncio.run(notifier.updated("x://1")) == 1
-    assert good.sent == ["x://1"] and registry.get("bad") is None
-    assert asyncio.run(notifier.updated("x://1", only="good")) == 1
-    assert asyncio.run(notifier.list_changed()) == 1
-    sent = [e for e in events if isinstance(e, NotificationSent)]
-    assert [(e.method, e.uri, e.recipients) for e in sent] == [
-        ("notifications/resources/updated", "x://1", 1),
-        ("notifications/resources/updated", "x://1", 1),
-        ("notifications/resources/list_changed", "", 1),
-    ]
+    async def scenario() -> None:
+        registry = SessionRegistry()
+        good, bad = _Recording("good"), _Recording("bad", broken=True)
+        registry.add(bad)
+        registry.add(good)
+        events: list[Any] = []
+        notifier = Notifier(registry=registry, emit=events.append, observing=lambda: True,
+                            drop_session=registry.remove)
+        assert await notifier.send(Updated("x://1")) == 2  # queued for both; the failure shows when it is sent
+        await eventually_async(lambda: good.sent == ["x://1"] and registry.get("bad") is None, 5)
+        assert await notifier.send(Updated("x://1", session_id="good")) == 1
+        assert await notifier.send(ListChanged()) == 1
+        await eventually_async(lambda: good.sent == ["x://1", "x://1", "*"], 5)
+        sent = [e for e in events if isinstance(e, NotificationSent)]
+        assert [(e.method, e.uri, e.recipients) for e in sent] == [
+            ("notifications/resources/updated", "x://1", 2),
+            ("notifications/resources/updated", "x://1", 1),
+            ("notifications/resources/list_changed", "", 1),
+        ]
+        assert [(e.session_id, e.method) for e in events if isinstance(e, Traffic)] == [
+            ("good", "notifications/resources/updated"),
+            ("good", "notifications/resources/updated"),
+            ("good", "notifications/resources/list_changed"),
+        ]
+
+    asyncio.run(scenario())
+
+
+class _Stuck(_Recording):
+    """A subscriber whose client stopped reading: every send waits forever."""
+
+    async def send(self, notification: Notification) -> None:
+        await asyncio.Event().wait()
+
+
+def test_a_session_that_stops_reading_delays_no_one_and_is_dropped_once_its_outbox_is_full(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def scenario() -> list[str]:
+        registry = SessionRegistry()
+        stuck, good = _Stuck("stuck"), _Recording("good")
+        registry.add(stuck)
+        registry.add(good)
+        ended: list[str] = []
+
+        def end(session_id: str) -> None:
+            ended.append(session_id)
+            session = registry.remove(session_id)
+            assert session is not None
+            session.stop_sending()
+
+        notifier = Notifier(registry=registry, emit=lambda e: None, observing=lambda: False, drop_session=end,
+                            queue_size=lambda: 4)
+        counts = [await notifier.send(Updated("x://1")) for _ in range(7)]
+        await eventually_async(lambda: len(good.sent) == 7, 5)
+        # One send under way plus 4 waiting: the 6th finds the outbox full.
+        assert counts == [2, 2, 2, 2, 2, 1, 1]
+        assert stuck.outbox is not None and stuck.outbox.closed and len(stuck.outbox) == 0
+        return ended
+
+    assert asyncio.run(scenario()) == ["stuck"]
+    (warning,) = [r for r in caplog.records if r.levelname == "WARNING"]
+    assert "stuck" in warning.getMessage() and "not reading" in warning.getMessage()
 
 
 def test_reload_swaps_uris_and_keeps_the_old_version_of_a_refused_edit() -> None:

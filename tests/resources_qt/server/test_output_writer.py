@@ -1,14 +1,17 @@
-"""The serve command's snippet-output writer: a sink nobody drains never holds the caller; drops are counted."""
+"""The snippet-output writer: a sink nobody drains never holds the caller; fields escaped; the file capped."""
 
 from __future__ import annotations
 
 import io
 import os
 import threading
+from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from resources_qt.server.output_writer import OutputWriter
+from resources_qt.server.output_writer import OutputFile, OutputFileError, OutputWriter, escape_field, unescape_field
 from resources_qt.snippets import SnippetOutput
 
 
@@ -69,3 +72,56 @@ def test_lines_are_escaped_and_tagged_with_the_resource() -> None:
 def test_a_pending_bound_below_one_is_refused() -> None:
     with pytest.raises(ValueError, match="max_pending"):
         OutputWriter(io.StringIO(), max_pending=0)
+
+
+@given(st.text(max_size=60))
+def test_fields_escape_reversibly_to_one_line_no_shell_acts_on(text: str) -> None:
+    for where in (False, True):
+        escaped = escape_field(text, where=where)
+        assert unescape_field(escaped) == text
+        assert escaped.splitlines() in ([], [escaped]) and not set(escaped) & set("$`;&|<>")
+        assert not any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in escaped)
+        if where:
+            assert " " not in escaped and "]" not in escaped
+
+
+def test_the_file_moves_to_file_1_at_its_cap_and_says_so(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    path = tmp_path / "snippets.log"
+    path.write_text("[r t://old] stdout: from an earlier run\n", encoding="utf-8")
+    sink = OutputFile(str(path), max_bytes=4096)
+    writer = OutputWriter(sink, max_pending=1000)
+    for number in range(300):
+        writer(SnippetOutput("r", f"t://{number}", 0.0, (("stdout", f"line {number:04d} " + "x" * 40 + "\n"),)))
+    writer.close()
+    sink.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["snippets.log", "snippets.log.1"]
+    current = path.read_text(encoding="utf-8").splitlines()
+    previous = Path(f"{path}.1").read_text(encoding="utf-8").splitlines()
+    assert path.stat().st_size <= 4096 and Path(f"{path}.1").stat().st_size <= 4096
+    assert current[0] == f"[snippet output] continued from {path}.1, which reached the 4096 bytes cap"
+    assert previous[-1] == (f"[snippet output] this file reached the 4096 bytes cap: it is now {path}.1, "
+                            f"and output continues in {path}")
+    # The newest output is all there, in order, across the two files.
+    numbers = [int(line.split()[4]) for line in previous + current if line.startswith("[r t://")
+               and "old" not in line]
+    assert numbers == list(range(numbers[0], 300))
+    assert sink.rotations > 1
+    rotated = [r for r in caplog.records if "reached the 4096 bytes cap" in r.getMessage()]
+    assert len(rotated) == sink.rotations and all(r.levelname == "WARNING" for r in rotated)
+
+
+def test_a_link_or_a_special_file_is_refused(tmp_path: Path) -> None:
+    target = tmp_path / "target"
+    link = tmp_path / "link"
+    link.symlink_to(target)
+    with pytest.raises(OutputFileError, match="symbolic link"):
+        OutputFile(str(link))
+    assert not target.exists()
+    with pytest.raises(OutputFileError, match="directory"):
+        OutputFile(str(tmp_path))
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(OutputFileError, match="not a regular file"):
+        OutputFile(str(fifo))
+    with pytest.raises(ValueError, match="max_bytes"):
+        OutputFile(str(tmp_path / "small"), max_bytes=100)

@@ -15,6 +15,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from resources_qt import CacheHint, Resource, Resources
+from resources_qt.notifications import ListChanged, Updated
 from resources_qt.project import Project, ResourceSpec, ServerSettings
 from resources_qt.server import ResourceServer
 from resources_qt.server.read_cache import MAX_ENTRY_BYTES, ReadCache, VersionedReader
@@ -110,7 +111,7 @@ async def test_updated_notification_drops_that_uri_only(served: ResourceServer) 
     async with Client(_url(served), mode="legacy") as client:
         await _texts(client, "test://notified_one", 1)
         await _texts(client, "test://notified_two", 1)
-        await served.send_resource_updated("test://notified_one")
+        await served.notify(Updated("test://notified_one"))
         assert await _texts(client, "test://notified_one", 2) == ["one-2", "one-2"]
         assert await _texts(client, "test://notified_two", 1) == ["two-1"]
 
@@ -120,7 +121,7 @@ async def test_list_changed_drops_everything(served: ResourceServer) -> None:
     _add(served, "listed", reader, CacheHint(60_000))
     async with Client(_url(served), mode="2026-07-28") as client:
         await _texts(client, "test://listed", 1)
-        await served.send_resources_changed()
+        await served.notify(ListChanged())
         assert await _texts(client, "test://listed", 2) == ["text-2", "text-2"]
 
 
@@ -265,10 +266,10 @@ async def test_notifications_switched_off_still_drop_what_changed(mode: str) -> 
         async with Client(_url(server), mode=mode) as client:
             assert await _texts(client, "test://one", 2) == ["one-1", "one-1"]
             await _texts(client, "test://two", 1)
-            await server.send_resource_updated("test://one")
+            await server.notify(Updated("test://one"))
             assert await _texts(client, "test://one", 2) == ["one-2", "one-2"]
             assert await _texts(client, "test://two", 1) == ["two-1"]
-            await server.send_resources_changed()
+            await server.notify(ListChanged())
             assert await _texts(client, "test://two", 1) == ["two-2"]
     finally:
         server.close()
@@ -289,9 +290,9 @@ async def test_notifications_sent_while_the_server_is_stopped_drop_what_changed(
 
     try:
         assert await served_after_a_restart() == ["one-1", "two-1"]
-        await server.send_resource_updated("test://one")  # from the server page, with the server stopped
+        await server.notify(Updated("test://one"))  # from the server page, with the server stopped
         assert await served_after_a_restart() == ["one-2", "two-1"]
-        await server.send_resources_changed()
+        await server.notify(ListChanged())
         assert await served_after_a_restart() == ["one-3", "two-2"]
     finally:
         server.close()

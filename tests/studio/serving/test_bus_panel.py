@@ -47,7 +47,7 @@ def test_the_notify_button_reaches_a_fleet_on_the_bus(make_window, project_file:
             await fleet.start()
             try:
                 assert await fleet.wait_connected(10)
-                window.controller.send_resource_updated("tickets://7")  # what the Updated button sends
+                window.controller.notify(Updated("tickets://7"))  # what the Updated button sends
                 await eventually_async(lambda: bool(heard), 10, what="the update on the bus")
             finally:
                 await fleet.close()

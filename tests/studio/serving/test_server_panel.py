@@ -11,6 +11,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 
+from resources_qt.notifications import ListChanged, Updated
 from resources_qt.server.events import SessionInfo
 from studio.serving.client_config import client_configurations, server_key, studio_command
 from studio.serving.server_panel import ServerPanel
@@ -92,16 +93,17 @@ def test_notify_buttons_emit_requests_only_while_running(panel, qtbot):
     widget.notify_uri.setEditText("docs://a")
     assert not widget.notify_updated_button.isEnabled()
     widget.set_running("http://127.0.0.1:1/mcp")
-    with qtbot.waitSignal(widget.updated_requested, timeout=1000) as updated:
+    with qtbot.waitSignal(widget.notification_requested, timeout=1000) as updated:
         widget.notify_updated_button.click()
-    assert updated.args == ["docs://a"]
-    with qtbot.waitSignal(widget.list_changed_requested, timeout=1000):
+    assert updated.args == [Updated("docs://a")]
+    with qtbot.waitSignal(widget.notification_requested, timeout=1000) as listed:
         widget.notify_list_button.click()
+    assert listed.args == [ListChanged()]
     assert not widget.notify_session_button.isEnabled()
     widget.sessions_view.selectRow(0)
-    with qtbot.waitSignal(widget.session_updated_requested, timeout=1000) as per_session:
+    with qtbot.waitSignal(widget.notification_requested, timeout=1000) as per_session:
         widget.notify_session_button.click()
-    assert per_session.args == ["s-1", "docs://a"]
+    assert per_session.args == [Updated("docs://a", session_id="s-1")]
     widget.show_notification_result("notifications/resources/updated", "docs://a", 1)
     assert widget.notify_result.text() == "Sent updated for docs://a to 1 recipient"
 

@@ -9,7 +9,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QLineEdit, QPlainTextEdit
 
 from resources_qt.project import ServerSettings, load_project
+from resources_qt.project.auth_settings import AUTH_KEYS
 from studio.settings_page.project_settings import ProjectSettingsView
+
+FIELD_KEYS = [item.name for item in fields(ServerSettings) if item.name != "auth"] + [row.path for row in AUTH_KEYS]
+"""Every key the page edits: the `[server]` keys, and `[server.auth]`'s keys (a group of its own)."""
 
 
 def make(qtbot, document) -> ProjectSettingsView:
@@ -31,8 +35,8 @@ def retype(qtbot, edit: QLineEdit, text: str) -> None:
 
 def test_every_server_key_of_the_model_has_a_field(qtbot, document):
     view = make(qtbot, document)
-    for item in fields(ServerSettings):
-        assert view.field(item.name) is not None, item.name
+    for key in FIELD_KEYS:
+        assert view.field(key) is not None, key
     name = view.findChild(QLineEdit, "serverNameEdit")
     assert name is view.field("name") and name.text() == "Widget tests"
     assert view.field("workers").text() == "2"
@@ -142,13 +146,18 @@ def test_a_refused_value_from_the_file_is_marked_and_other_edits_still_apply(qtb
     assert document.project.server.workers == 8 and view.errors == {}
 
 
-def test_fields_line_up_in_one_column_of_a_readable_width_in_a_wide_window(qtbot, document):
+def test_fields_line_up_in_their_columns_of_a_readable_width_in_a_wide_window(qtbot, document):
     view = make(qtbot, document)
     view.resize(1280, 800)
     qtbot.waitExposed(view)
     qtbot.waitUntil(lambda: view.field("name").width() > 0)
-    widgets = [view.field(item.name) for item in fields(ServerSettings)]
-    lefts = {widget.mapTo(view, widget.rect().topLeft()).x() for widget in widgets}
-    assert len(lefts) == 1, f"fields start at {sorted(lefts)}: the groups' label columns differ"
+    widgets = [view.field(key) for key in FIELD_KEYS]
+
+    def lefts() -> set[int]:
+        return {widget.mapTo(view, widget.rect().topLeft()).x() for widget in widgets}
+
+    # The groups share the width in columns (issue 23: a wide window is used); within one, the fields line up.
+    assert view.column_count >= 2
+    qtbot.waitUntil(lambda: len(lefts()) == view.column_count)
     name = view.field("name")
     assert name.width() < view.width() * 0.6, f"a one-line field {name.width()} px wide in a {view.width()} px view"

@@ -1,0 +1,336 @@
+"""The thread readers' dispatcher: queued jobs, the runner threads, per-resource limits and deadlines."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import heapq
+import itertools
+import logging
+import os
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from resources_qt.errors import ReaderFailedError
+from resources_qt.snippets import messages
+from resources_qt.snippets.dispatch import OutputListener
+from resources_qt.snippets.namespace import set_project_dir
+from resources_qt.snippets.output import ReadOutputListener, SnippetOutput
+from resources_qt.snippets.protocol import (
+    Call,
+    Failed,
+    NeedSource,
+    ReadCall,
+    Reply,
+    WorkerConfig,
+    source_digest,
+)
+from resources_qt.snippets.routing import Collected, ThreadCapture, install_output_routing, route
+from resources_qt.snippets.worker import _Worker
+
+__all__ = ["MAX_HUNG_THREADS", "ThreadCore"]
+
+logger = logging.getLogger(__name__)
+
+MAX_HUNG_THREADS = 32
+"""Timed-out threads replaced at once; past that a hung thread's place stays taken (the pool shrinks)."""
+
+_T = TypeVar("_T")
+
+
+@dataclass(eq=False)
+class _Job:
+    call: Call
+    future: Future[Any]
+    convert: Callable[[Call, Reply], Any]
+    deadline: float
+    timeout: float
+    submitted: float
+    state: str = "queued"  # queued -> running -> done
+    runner: _Runner | None = None
+
+
+@dataclass(eq=False)
+class _Runner:
+    number: int
+    generation: int
+    hung: bool = False
+    retiring: bool = False
+    job: _Job | None = None
+    thread: threading.Thread | None = field(default=None, repr=False)
+
+
+class ThreadCore:
+    """The thread pool's state, shared by its threads and its deadline thread (never the ThreadReaders object)."""
+
+    def __init__(
+        self,
+        *,
+        workers: int,
+        timeout: float,
+        output_limit: int,
+        max_queued: int,
+        per_resource: int | None,
+        project_dir: str,
+        prelude: str,
+        memory_limit_mb: int,
+    ) -> None:
+        self.cond = threading.Condition(threading.RLock())
+        self.workers = workers
+        self.timeout = timeout
+        self.output_limit = output_limit
+        self.max_queued = max_queued
+        self.per_resource = per_resource
+        self.project_dir = project_dir
+        self.memory_limit_mb = memory_limit_mb
+        self.prelude = prelude
+        self.prelude_digest = source_digest(prelude)
+        self.generation = 0
+        self.started = False
+        self.closed = False
+        self.jobs: deque[_Job] = deque()
+        self.running: dict[str, int] = {}
+        self.runners: list[_Runner] = []
+        self.idle = 0
+        self.hung = 0
+        self.hung_total = 0
+        self.calls = 0
+        self.deadlines: list[tuple[float, int, _Job]] = []
+        self._seq = itertools.count()
+        self._numbers = itertools.count(1)
+        self.listeners: list[OutputListener] = []
+        self.read_listeners: list[ReadOutputListener] = []
+
+    # -- threads ---------------------------------------------------------------------
+
+    def start_locked(self) -> None:
+        if self.closed:
+            raise ReaderFailedError("The snippet thread pool is closed")
+        if self.started:
+            return
+        self.started = True
+        install_output_routing()
+        if self.project_dir:
+            set_project_dir(Path(self.project_dir))
+        self.resize_locked()
+        threading.Thread(target=self._watch_deadlines, name="snippet-thread-deadlines", daemon=True).start()
+
+    def resize_locked(self) -> None:
+        active = [r for r in self.runners if not r.hung and not r.retiring]
+        for runner in active[self.workers :]:
+            runner.retiring = True
+        for _ in range(self.workers - len(active)):
+            self._add_runner_locked()
+        self.cond.notify_all()
+
+    def _add_runner_locked(self) -> None:
+        runner = _Runner(next(self._numbers), self.generation)
+        runner.thread = threading.Thread(
+            target=self._run, args=(runner,), name=f"snippet-thread-{runner.number}", daemon=True
+        )
+        self.runners.append(runner)
+        runner.thread.start()
+
+    def _take(self, runner: _Runner) -> _Job | None:
+        with self.cond:
+            while True:
+                if self.closed or runner.retiring or runner.hung:
+                    self._leave_locked(runner)
+                    return None
+                job = self._first_runnable_locked()
+                if job is not None:
+                    self.jobs.remove(job)
+                    job.state, job.runner, runner.job = "running", runner, job
+                    self.running[job.call.key] = self.running.get(job.call.key, 0) + 1
+                    return job
+                self.idle += 1
+                try:
+                    self.cond.wait()
+                finally:
+                    self.idle -= 1
+
+    def _first_runnable_locked(self) -> _Job | None:
+        cap = self.per_resource or self.workers
+        for job in self.jobs:
+            if self.running.get(job.call.key, 0) < cap:
+                return job
+        return None
+
+    def _leave_locked(self, runner: _Runner) -> None:
+        with contextlib.suppress(ValueError):
+            self.runners.remove(runner)
+
+    def _run(self, runner: _Runner) -> None:
+        worker: _Worker | None = None
+        loop_generation = -1
+        while True:
+            job = self._take(runner)
+            if job is None:
+                break
+            if worker is None or loop_generation != self.generation:
+                # A new project folder: fresh snippet modules see the new PROJECT_DIR, as new workers would.
+                config = WorkerConfig(
+                    memory_limit_mb=self.memory_limit_mb,
+                    output_limit=self.output_limit,
+                    parent_pid=os.getpid(),
+                    project_dir=self.project_dir,
+                )
+                worker, loop_generation = _Worker(ThreadCapture(), config), self.generation
+            self._call(worker, job)
+            with self.cond:
+                runner.job = None
+                left = self.running.get(job.call.key, 1) - 1
+                if left:
+                    self.running[job.call.key] = left
+                else:
+                    self.running.pop(job.call.key, None)
+                if runner.hung:  # answered at its deadline; a replacement took its place
+                    self.hung -= 1
+                    logger.warning("A timed-out snippet thread (%s) finished after all", job.call.key)
+                    self._leave_locked(runner)
+                    self.cond.notify_all()
+                    break
+                self.cond.notify_all()
+        _close_loop(worker)
+
+    def _call(self, worker: _Worker, job: _Job) -> None:
+        call = job.call
+        collected = Collected(self.output_limit)
+        started = time.time()
+        token = route.set(collected)
+        try:
+            reply: Reply | NeedSource = worker.handle(call)
+        except BaseException as exc:  # handle() answers for the snippet; this is the pool's own failure
+            logger.exception("A snippet thread failed running %s", call.key)
+            reply = Failed("internal", messages.internal(call, f"{type(exc).__name__}: {exc}"))
+        finally:
+            route.reset(token)
+        if isinstance(reply, NeedSource):  # every call carries its sources: cannot happen
+            reply = Failed("internal", messages.internal(call, "the snippet's source was missing"))
+        chunks = collected.finish()
+        if chunks:
+            self._emit(call, started, chunks)
+        with self.cond:
+            answered = job.state == "done"
+            job.state = "done"
+        if not answered:
+            _settle(job, reply)
+
+    def _emit(self, call: Call, started: float, chunks: tuple[tuple[str, str], ...]) -> None:
+        uri = call.uri if isinstance(call, ReadCall) else ""
+        output = SnippetOutput(call.key, uri, started, chunks)
+        with self.cond:
+            listeners, read_listeners = list(self.listeners), list(self.read_listeners)
+        for listener in listeners:
+            _quietly(listener, call.key, output.text)
+        for read_listener in read_listeners:
+            _quietly(read_listener, output)
+
+    # -- submission and deadlines --------------------------------------------------------
+
+    def submit(self, call: Call, timeout: float | None, convert: Callable[[Call, Reply], _T]) -> Future[_T]:
+        future: Future[_T] = Future()
+        now = time.monotonic()
+        with self.cond:
+            seconds = self.timeout if timeout is None else timeout
+            job = _Job(call, future, convert, now + seconds, seconds, now)
+            answer: Reply | None = None
+            if self.closed:
+                answer = Failed("unavailable", messages.unavailable(call, "the snippet thread pool was closed"))
+            else:
+                self.start_locked()
+                self.calls += 1
+                if len(self.jobs) >= self.max_queued + self.idle:
+                    answer = Failed("busy", messages.busy(call, len(self.jobs)))
+                else:
+                    self.jobs.append(job)
+                    heapq.heappush(self.deadlines, (job.deadline, next(self._seq), job))
+                    self.cond.notify_all()
+        if answer is not None:
+            job.state = "done"
+            _settle(job, answer)
+        return future
+
+    def _watch_deadlines(self) -> None:
+        with self.cond:
+            while not self.closed:
+                now = time.monotonic()
+                while self.deadlines and self.deadlines[0][0] <= now:
+                    _, _, job = heapq.heappop(self.deadlines)
+                    self._expire_locked(job, now)
+                wait = self.deadlines[0][0] - now if self.deadlines else None
+                self.cond.wait(wait)
+
+    def _expire_locked(self, job: _Job, now: float) -> None:
+        if job.state == "done":
+            return
+        call = job.call
+        if job.state == "queued":
+            self.jobs.remove(job)
+            reply = Failed("timeout", messages.timed_out_queued(call, job.timeout, now - job.submitted))
+        else:
+            runner = job.runner
+            assert runner is not None
+            runner.hung = True
+            self.hung += 1
+            self.hung_total += 1
+            reply = Failed("timeout", _timed_out(call, job.timeout, self.hung))
+            logger.warning("Snippet thread %s timed out running %s; %d hung now", runner.number, call.key, self.hung)
+            if self.hung <= MAX_HUNG_THREADS:
+                self._add_runner_locked()
+            else:
+                logger.error("%d snippet threads are hung: timed-out threads are no longer replaced", self.hung)
+        job.state = "done"
+        # Settled off the lock's critical path would reorder answers; settling is quick (a future's callbacks).
+        _settle(job, reply)
+
+    def close(self) -> None:
+        with self.cond:
+            if self.closed:
+                return
+            self.closed = True
+            jobs, self.jobs = list(self.jobs), deque()
+            for job in jobs:
+                job.state = "done"
+            self.cond.notify_all()
+        for job in jobs:
+            _settle(job, Failed("unavailable", messages.unavailable(job.call, "the snippet thread pool was closed")))
+
+
+def _timed_out(call: Call, timeout: float, hung: int) -> str:
+    return (
+        f"{messages.subject(call)} timed out after {timeout:g} s; it runs in a thread of the server, which cannot "
+        f"be stopped ({hung} such thread{'s' if hung != 1 else ''} still running)"
+    )
+
+
+def _settle(job: _Job, reply: Reply) -> None:
+    future = job.future
+    if not future.set_running_or_notify_cancel():
+        return  # its caller cancelled it
+    try:
+        future.set_result(job.convert(job.call, reply))
+    except BaseException as exc:
+        future.set_exception(exc)
+
+
+def _quietly(listener: Callable[..., None], *args: Any) -> None:
+    try:
+        listener(*args)
+    except Exception:
+        logger.exception("A snippet output listener failed")
+
+
+def _close_loop(worker: _Worker | None) -> None:
+    loop: asyncio.AbstractEventLoop | None = getattr(worker, "_loop", None)
+    if loop is not None and not loop.is_closed():
+        with contextlib.suppress(Exception):
+            loop.close()
+
+

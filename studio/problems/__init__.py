@@ -1,0 +1,1 @@
+"""The Problems panel: lint findings of the open project, with quick fixes."""
