@@ -113,8 +113,8 @@ class ChangeRereader:
     or when its entry is a baseline taken at or after `written` (the time of
     the change's earliest write: such a baseline may already hold it). Reads
     that fail count by their error, so a URI whose file was deleted changes once.
-    `baseline(uris)` reads the subscribed URIs not in the book yet, so a later
-    change can tell what changed.
+    `baseline(uris)` reads the subscribed URIs not in the book yet (at most
+    `cap` known in all), so a later change can tell what changed.
     """
 
     def __init__(
@@ -137,8 +137,13 @@ class ChangeRereader:
         """Seconds the last re-reads took (the latest 32)."""
 
     async def baseline(self, uris: Iterable[str]) -> int:
-        """Read the URIs the book has no digest for yet; returns how many were read."""
-        missing = [uri for uri in uris if uri not in self.book]
+        """Read the URIs the book has no digest for yet, up to `cap` known in all; returns how many were read.
+
+        Past the cap a change tells a URI unread anyway, so its baseline would buy nothing: the reads a
+        flood of subscriptions causes, and the book, stay bounded.
+        """
+        room = max(0, self.cap - len(self.book))
+        missing = [uri for uri in uris if uri not in self.book][:room]
         await asyncio.gather(*(self._baseline_one(uri) for uri in missing))
         return len(missing)
 

@@ -84,7 +84,8 @@ async def test_past_the_cap_uris_are_told_unread_and_the_changed_files_uri_is_re
     tickets = Tickets(count=5)
     rereader = ChangeRereader(tickets.read, name="ticket", book=DigestBook(), cap=2)
     uris = [f"tickets://{n}" for n in range(1, 6)]
-    await rereader.baseline(uris)
+    assert await rereader.baseline(uris) == 2  # past the cap a baseline would buy nothing: not read
+    assert rereader.book.uris() == {"tickets://1", "tickets://2"}
     tickets.reads.clear()
     written = time.time()
     tickets.data["4"] = "ticket 4 closed"
