@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from resources_qt.project.atomic import write_atomic
+from resources_qt.project.auth_settings import AUTH_KEYS, MAX_SCOPES, MAX_URL_LENGTH
 from resources_qt.project.model import (
     FORMAT_VERSION,
     WATCH_INTERVAL_MAX,
@@ -112,8 +113,26 @@ def project_schema() -> dict[str, Any]:
 def _server_schema() -> dict[str, Any]:
     properties = {row.key: _setting_schema(row) for row in SETTINGS}
     properties["name"]["pattern"] = r"\S"  # ServerSettings.problem: a name of blanks is no name
+    properties["auth"] = _auth_schema()
     return {"description": _TOP_HELP["server"], "type": "object", "properties": properties,
             "additionalProperties": False}
+
+
+def _auth_schema() -> dict[str, Any]:
+    """`[server.auth]`, from its key table (resources_qt/project/auth_settings.py)."""
+    properties: dict[str, Any] = {}
+    for row in AUTH_KEYS:
+        if row.kind == "scopes":
+            schema: dict[str, Any] = {"type": "array", "items": {"type": "string", "pattern": r"^[!#-\[\]-~]+$"},
+                                      "maxItems": MAX_SCOPES}  # fmt: skip
+        else:
+            schema = {"type": "string", "minLength": 1}
+            if row.kind == "url":
+                schema["maxLength"] = MAX_URL_LENGTH
+        properties[row.key] = {"description": row.help, **schema}
+    return {"description": "serve over HTTP as an OAuth 2.1 resource server of `issuer` (README: Authorization)",
+            "type": "object", "properties": properties, "additionalProperties": False,
+            "required": [row.key for row in AUTH_KEYS if row.required]}
 
 
 def _setting_schema(row: Setting) -> dict[str, Any]:

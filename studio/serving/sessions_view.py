@@ -80,9 +80,11 @@ class SessionRow:
     def from_info(cls, info: SessionInfo) -> SessionRow:
         """From the facade's `SessionInfo` record."""
         name = info.client_name or "unknown client"
+        # Who called, for an authorized server: the token's subject and client id (never the token).
+        who = " ".join(part for part in (info.subject, f"({info.client_id})" if info.client_id else "") if part)
         return cls(
             id=info.id,
-            client=f"{name} {info.client_version}".strip(),
+            client=f"{name} {info.client_version}".strip() + (f" · {who}" if who else ""),
             protocol_version=info.protocol_version or "",
             transport=f"{info.transport} (listen)" if info.kind == "listen" else info.transport,
             connected_at=info.connected_at,

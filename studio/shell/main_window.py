@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from PySide6.QtCore import QEvent, QMimeData, Qt, Slot
+from PySide6.QtCore import QEvent, Qt, Slot
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QShowEvent
 from PySide6.QtWidgets import QApplication, QMainWindow, QSplitter, QWidget
 
@@ -28,7 +28,8 @@ from studio.serving.traffic_log import TrafficLog
 from studio.shell.focus_panes import FocusPanes, Pane
 from studio.shell.pages import WindowPages
 from studio.shell.preview_presenter import PreviewPresenter
-from studio.shell.project_files import ProjectFiles
+from studio.shell.problems_dock import ProblemsDock
+from studio.shell.project_files import ProjectFiles, dropped_project
 from studio.shell.prompts import UnsavedChoice, dialog_prompts
 from studio.shell.resource_editor import ResourceEditor
 from studio.shell.status_bar import WindowStatus
@@ -52,21 +53,14 @@ def _default_controller(project: Project) -> StudioController:
 
 class MainWindow(QMainWindow):
     """Five pages around one `ProjectDocument`: the editor (catalogue, code, preview), server, traffic, settings
-    and tests.
+    and tests; the builder on demand (Ctrl+B), Problems at the bottom (F8). Pages switch with Ctrl+1…5; F11
+    leaves only the code. Every prompt is injectable (`ask_unsaved`, `ask_restore`, `ask_open_path`,
+    `ask_save_path`, `report_error`) so tests drive the real window without modal dialogs.
 
-    The editor page gives the code the centre: the catalogue at the left, the
-    snippet editors in the middle, the preview and snippet output at the right,
-    and the builder form as a panel shown on demand (Ctrl+B). The pages switch
-    from the toolbar's right end or with Ctrl+1…5; F11 / Ctrl+Shift+M leaves
-    only the code. Every prompt is injectable (`ask_unsaved`, `ask_restore`,
-    `ask_open_path`, `ask_save_path`, `report_error`) so tests drive the real
-    window without modal dialogs.
-
-    The window builds the features and connects them to one another; what each
-    does with the controller and the document is its own: `ServingPresenter`
-    (server page, sessions, traffic), `PreviewPresenter` (the preview),
-    `WindowPages` (the page stack), `WindowLayout` (layout across runs, warm-up)
-    and `WindowStatus` (the status bar). No signals of its own.
+    The window builds the features and connects them to one another; what each does with the controller and
+    the document is its own: `ServingPresenter` (server page, sessions, traffic), `PreviewPresenter`,
+    `WindowPages`, `WindowLayout` (layout across runs, warm-up), `WindowStatus`, `ProblemsDock`, `FocusPanes`.
+    No signals of its own.
     """
 
     def __init__(
@@ -150,6 +144,9 @@ class MainWindow(QMainWindow):
                                            report_error=report, parent=self)  # fmt: skip
         self.catalogue.follow_server(self.controller)
         self.controller.data_changed.connect(self.editor.form.live.note_data_changed)  # the builder's "changed …"
+        self.problems = ProblemsDock(self.document, select=self.catalogue.select,
+                                     open_builder=lambda: self.editor.set_builder_visible(True), parent=self)
+        commands.view_menu.addAction(self.problems.toggle_action)
         self.window_layout = WindowLayout(self, settings=self.settings, commands=commands, editor=self.editor,
                                           catalogue=self.catalogue, main_splitter=splitter, pages=self.pages,
                                           show_page=self.show_page, warm_up=self.controller.warm_up)  # fmt: skip
@@ -165,7 +162,7 @@ class MainWindow(QMainWindow):
         self.resize(1280, 800)
         self.setAcceptDrops(True)
         self.window_layout.restore()
-        self._refresh_title()
+        self._on_title_changed()
         self.serving.refresh()
         self.autosaver.start()
 
@@ -313,6 +310,7 @@ class MainWindow(QMainWindow):
         self.window_layout.stop()
         self.autosaver.stop()
         self.pages.shutdown()
+        self.problems.shutdown()
         try:
             self.controller.shutdown()
         except Exception:
@@ -330,21 +328,14 @@ class MainWindow(QMainWindow):
             self.status.apply_colors()
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        if self._dropped_project(event.mimeData()) is not None:
+        if dropped_project(event.mimeData()) is not None:
             event.acceptProposedAction()
 
     def dropEvent(self, event: QDropEvent) -> None:
-        path = self._dropped_project(event.mimeData())
+        path = dropped_project(event.mimeData())
         if path is not None:
             event.acceptProposedAction()
             self.open_project(path)
-
-    @staticmethod
-    def _dropped_project(data: QMimeData) -> Path | None:
-        urls = [url for url in data.urls() if url.isLocalFile()] if data.hasUrls() else []
-        if len(urls) == 1 and urls[0].toLocalFile().endswith(".toml"):
-            return Path(urls[0].toLocalFile())
-        return None
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if not self.maybe_save():
@@ -358,17 +349,14 @@ class MainWindow(QMainWindow):
         self.shutdown()
         event.accept()
 
-    def _refresh_title(self) -> None:
-        self.setWindowTitle(f"{self.files.label()}[*] — Resource Studio")
-        self.setWindowModified(self.document.is_dirty)
-        if self.document.path is not None:
-            self.setWindowFilePath(str(self.document.path))
-
     # -- slots: between the features -------------------------------------------------------
 
     @Slot()
     def _on_title_changed(self) -> None:
-        self._refresh_title()
+        self.setWindowTitle(f"{self.files.label()}[*] — Resource Studio")
+        self.setWindowModified(self.document.is_dirty)
+        if self.document.path is not None:
+            self.setWindowFilePath(str(self.document.path))
 
     @Slot()
     def _on_project_opened(self) -> None:

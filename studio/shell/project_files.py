@@ -10,7 +10,7 @@ from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtCore import QMimeData, QObject, Signal, Slot
 from PySide6.QtGui import QAction
 
 from resources_qt.errors import ValidationError
@@ -291,3 +291,11 @@ class ProjectFiles(QObject):
             logger.debug("autosave skipped: %s", exc)
             return self.document.path, "", False
         return self.document.path, text, self.document.is_dirty
+
+
+def dropped_project(data: QMimeData) -> Path | None:
+    """The project file dragged onto the window: exactly one local `.toml` file, else None."""
+    urls = [url for url in data.urls() if url.isLocalFile()] if data.hasUrls() else []
+    if len(urls) == 1 and urls[0].toLocalFile().endswith(".toml"):
+        return Path(urls[0].toLocalFile())
+    return None

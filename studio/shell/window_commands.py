@@ -178,7 +178,7 @@ class WindowCommands(QObject):
         server_menu.addSeparator()
         server_menu.addActions([self.list_changed, self.updated])
 
-        view_menu = bar.addMenu("&View")
+        self.view_menu = view_menu = bar.addMenu("&View")
         view_menu.addActions(list(self.page_actions.values()))
         view_menu.addSeparator()
         view_menu.addActions([self.builder, self.focus_mode, self.word_wrap])

@@ -148,7 +148,7 @@ def test_every_server_setting_follows_its_table_row(row: Setting) -> None:
 def test_the_keys_are_the_models_own() -> None:
     schema = project_schema()
     defs = schema["$defs"]
-    assert list(schema["properties"]["server"]["properties"]) == [row.key for row in SETTINGS]
+    assert list(schema["properties"]["server"]["properties"]) == [row.key for row in SETTINGS] + ["auth"]
     assert list(defs["resource"]["properties"]) == [field.name for field in dataclasses.fields(ResourceSpec)]
     assert list(defs["test"]["properties"]) == list(TEST_KEYS)
     assert list(defs["expectation"]["properties"]) == list(EXPECTATION_KEYS)
@@ -227,3 +227,32 @@ def test_no_keyword_taplo_would_misread() -> None:
     keywords = _deep_keys(project_schema())
     assert not keywords & {"const", "exclusiveMinimum", "exclusiveMaximum", "if", "then", "else", "dependentRequired",
                            "prefixItems", "unevaluatedProperties"}
+
+
+AUTH_TOML = 'format = 1\n\n[server]\nname = "x"\n\n[server.auth]\nissuer = "https://auth.example.com/realms/s"\n'
+
+
+@pytest.mark.parametrize(
+    ("tail", "accepted"),
+    [
+        ('resource = "https://mcp.example.com/mcp"\nrequired_scopes = ["mcp:read"]\n', True),
+        ('resource = "https://mcp.example.com/mcp"\nbogus = 1\n', False),
+        ('required_scopes = ["mcp:read"]\n', False),  # resource is required
+        ('resource = "https://mcp.example.com/mcp"\nrequired_scopes = "mcp:read"\n', False),
+    ],
+)
+def test_server_auth_is_in_the_schema_as_the_loader_takes_it(tail: str, accepted: bool) -> None:
+    text = AUTH_TOML + tail
+    try:
+        loads_project(text)
+    except ProjectError:
+        loaded = False
+    else:
+        loaded = True
+    try:
+        jsonschema.validate(tomllib.loads(text), project_schema())
+    except jsonschema.ValidationError:
+        valid = False
+    else:
+        valid = True
+    assert (loaded, valid) == (accepted, accepted)

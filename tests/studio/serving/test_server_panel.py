@@ -328,3 +328,12 @@ def test_the_url_line_says_http_is_not_started_while_stdio_serves(panel):
     assert widget.url_label.text() == "HTTP not started"
     widget.set_stopped("Port 8765 on 127.0.0.1 is already in use")
     assert widget.url_label.text() == "Port 8765 on 127.0.0.1 is already in use"  # a failure stays shown
+
+
+def test_the_sessions_table_names_who_called_an_authorized_server_never_the_token(panel):
+    _widget, model = panel
+    info = session("s-9", client="claude")
+    model.add_session(replace(info, subject="alice", client_id="support-desk"))
+    model.add_session(session("s-10", client="inspector"))
+    shown = [model.index(row, 0).data() for row in range(model.rowCount())]
+    assert shown == ["claude 1.2 · alice (support-desk)", "inspector 1.2"]
