@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Literal
 
 from resources_qt.collection import Resources
 from resources_qt.live.events import (
@@ -22,11 +23,18 @@ from resources_qt.live.events import (
     watch_kinds,
 )
 from resources_qt.live.instances import InstanceLister, InstancesError
-from resources_qt.live.poll import DigestPoller
+from resources_qt.live.poll import (
+    FILE_REREAD_CAP,
+    FILE_REREAD_CONCURRENCY,
+    ChangeRereader,
+    DigestBook,
+    DigestPoller,
+)
 from resources_qt.live.watch_files import FileWatch
 from resources_qt.notifications import ListChanged, Updated
 from resources_qt.project import Project, ResourceSpec
 from resources_qt.server.engine import ResourceServer
+from resources_qt.server.events import ServerEvent, SubscriptionAdded
 from resources_qt.server.loopthread import LoopThread
 from resources_qt.server.reading import PreviewOutcome
 from resources_qt.snippets import SnippetPool
@@ -36,6 +44,30 @@ __all__ = ["LiveData"]
 logger = logging.getLogger(__name__)
 
 _STOP_TIMEOUT = 10.0
+_STATTED = 64
+"""Changed paths whose modification time is looked at for when a change was written (more: the burst window)."""
+_KEPT_PATHS = 1000
+"""Changed paths one coalesced change keeps (for the event and the heuristic); past it only the time counts."""
+
+
+class _PendingChange:
+    """Watched changes of one resource not handled yet: its paths, and when the first batch arrived."""
+
+    def __init__(self, arrived: float) -> None:
+        self.arrived = arrived
+        self.paths: list[str] = []
+        self.overflow = False
+        self._seen: set[str] = set()
+
+    def add(self, paths: Iterable[str]) -> None:
+        for path in paths:
+            if path in self._seen:
+                continue
+            if len(self.paths) >= _KEPT_PATHS:
+                self.overflow = True
+                return
+            self._seen.add(path)
+            self.paths.append(path)
 
 
 class LiveData:
@@ -47,9 +79,11 @@ class LiveData:
       none for that template, is logged and reported (`InstancesFailed`),
       and the rest of the listing is intact. Listing never sends
       `list_changed`.
-    - `watch.files`: a burst of changes sends `updated` for every subscribed
-      URI of the resource and, for a template with instances, re-lists them
-      and sends `list_changed` when the set changed.
+    - `watch.files`: a burst of changes re-reads the subscribed URIs of the
+      resource (`ChangeRereader`: bounded, coalesced while one runs) and sends
+      `updated` only for those whose digest changed since the subscriber had
+      it (a baseline is read when a URI is subscribed); a template with
+      instances is re-listed, with `list_changed` when the set changed.
     - `watch.interval`: every subscribed URI of the resource is re-read
       through the normal reader path, once however many sessions hold it and
       within the poller's read budget (fairly across sessions, see
@@ -73,11 +107,21 @@ class LiveData:
         *,
         quiet_ms: int = 150,
         poll_concurrency: int = 8,
+        reread_cap: int = FILE_REREAD_CAP,
+        reread_concurrency: int = FILE_REREAD_CONCURRENCY,
     ) -> None:
         self._server = server
         self._pool = pool
         self._quiet_ms = quiet_ms
         self._poll_concurrency = poll_concurrency
+        self._reread_cap = reread_cap
+        self._reread_concurrency = reread_concurrency
+        self._books: dict[str, DigestBook] = {}
+        self._rereaders: dict[str, ChangeRereader] = {}
+        self._pending_files: dict[str, _PendingChange] = {}
+        self._file_tasks: dict[str, asyncio.Task[None]] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._baselines_wanted: asyncio.Event | None = None
         self._listeners: list[LiveListener] = []
         self._lock = threading.Lock()
         self._owner_stamp: tuple[int, int] | None = None
@@ -202,17 +246,49 @@ class LiveData:
         poller = self._pollers.get(name)
         return poller.reads if poller is not None else 0
 
+    def baselined_uris(self, name: str) -> set[str]:
+        """Subscribed URIs of resource `name` whose content is known, so a watched change can tell if they changed."""
+        book = self._books.get(name)
+        return book.uris() if book is not None else set()
+
+    def reread_reads(self, name: str) -> int:
+        """Reads made after watched changes (and for baselines) of resource `name` (for tests and the bench)."""
+        rereader = self._rereaders.get(name)
+        return rereader.reads if rereader is not None else 0
+
+    def reread_rounds(self, name: str) -> list[float]:
+        """Seconds each recent re-read of resource `name`'s subscribed URIs after a watched change took."""
+        rereader = self._rereaders.get(name)
+        return list(rereader.rounds) if rereader is not None else []
+
     async def _main(self) -> None:
         tasks: list[asyncio.Task[None]] = []
-        if self._watch is not None and not self._watch.empty:
-            tasks.append(asyncio.create_task(self._watch.run()))
+        self._books, self._rereaders = {}, {}
+        watch = self._watch
+        if watch is not None and not watch.empty:
+            tasks.append(asyncio.create_task(watch.run()))
+            for name in watch.names:
+                self._rereaders[name] = ChangeRereader(
+                    self._read, name=name, book=self._books.setdefault(name, DigestBook()),
+                    cap=self._reread_cap, concurrency=self._reread_concurrency,
+                )  # fmt: skip
         for name, spec in self._specs.items():
             if spec.watch is not None and spec.watch.interval is not None:
                 poller = DigestPoller(
-                    self._read, name=name, interval=spec.watch.interval, concurrency=self._poll_concurrency
-                )
+                    self._read, name=name, interval=spec.watch.interval, concurrency=self._poll_concurrency,
+                    book=self._books.setdefault(name, DigestBook()),
+                )  # fmt: skip
                 self._pollers[name] = poller
                 tasks.append(asyncio.create_task(self._poll_loop(spec, spec.watch.interval, poller)))
+        unobserve: Callable[[], None] | None = None
+        self._loop = asyncio.get_running_loop()
+        if self._rereaders:
+            # Every subscription of a file-watched resource gets a baseline read (those there already too),
+            # so the first change can tell which instances changed.
+            self._baselines_wanted = asyncio.Event()
+            self._baselines_wanted.set()
+            tasks.append(asyncio.create_task(self._baseline_loop(self._baselines_wanted)))
+            unobserve = self._server.add_observer(self._on_server_event)
         try:
             # Seed what was announced, so the first change of the set is what sends list_changed.
             if any(spec.instances.strip() for spec in self._specs.values()):
@@ -223,8 +299,13 @@ class LiveData:
             else:
                 await asyncio.Event().wait()
         finally:
-            for task in tasks:
+            if unobserve is not None:
+                unobserve()
+            self._loop = None
+            for task in [*tasks, *self._file_tasks.values()]:
                 task.cancel()
+            self._file_tasks.clear()
+            self._pending_files.clear()
 
     def _on_exit(self, error: BaseException | None) -> None:
         if error is not None:
@@ -329,8 +410,83 @@ class LiveData:
         return {uri: owner for uri, owner in fresh.items() if owner is not None}
 
     async def _on_files(self, hit: Mapping[str, tuple[str, ...]]) -> None:
+        """A batch of watched changes: handled per resource, one at a time; batches meanwhile are coalesced."""
+        arrived = time.time()
         for name, paths in hit.items():
-            await self._announce(name, "files", self.subscribed_uris(name), paths=paths)
+            pending = self._pending_files.get(name)
+            if pending is None:
+                pending = self._pending_files[name] = _PendingChange(arrived)
+            pending.add(paths)
+            task = self._file_tasks.get(name)
+            if task is None or task.done():
+                self._file_tasks[name] = asyncio.create_task(self._drain_files(name))
+
+    async def _drain_files(self, name: str) -> None:
+        while (pending := self._pending_files.pop(name, None)) is not None:
+            try:
+                await self._files_changed(name, pending)
+            except Exception:  # one failed announcement must not end the watching
+                logger.exception("Announcing the changed files of %s failed", name)
+
+    async def _files_changed(self, name: str, pending: _PendingChange) -> None:
+        written = await asyncio.to_thread(self._earliest_write, pending)
+        self._forget(name)  # before anything goes out: whoever hears of the change re-reads it fresh
+        uris = self.subscribed_uris(name)
+        rereader = self._rereaders.get(name)
+        if rereader is None:
+            changed = uris
+            for uri in uris:
+                await self._server.notify(Updated(uri))
+        else:
+            changed = await rereader.reread(
+                uris, written=written, paths=pending.paths, notify=self._tell_updated
+            )
+        spec = self._specs.get(name)
+        list_changed = False
+        if spec is not None and spec.instances.strip():
+            list_changed = bool(await self._relist(announce=True, only=[name]))
+        self._emit(DataChanged(name, "files", tuple(changed), list_changed, time.time(), tuple(pending.paths)))
+
+    async def _tell_updated(self, uri: str) -> None:
+        await self._server.notify(Updated(uri))
+
+    def _earliest_write(self, pending: _PendingChange) -> float:
+        """When the change was written, at the earliest: the oldest modification time of its files.
+
+        A removed file (or too many) has none to ask: then the start of the burst window.
+        """
+        fallback = pending.arrived - (self._watch.burst_s if self._watch is not None else 1.0)
+        root = self.project_dir
+        if root is None or pending.overflow or not pending.paths or len(pending.paths) > _STATTED:
+            return fallback
+        times = []
+        for path in pending.paths:
+            try:
+                times.append(os.stat(root / path).st_mtime_ns / 1e9)
+            except OSError:
+                return fallback
+        return min([*times, pending.arrived])
+
+    def _on_server_event(self, event: ServerEvent) -> None:
+        # On the server thread: a new subscription wants a baseline, read on the live loop.
+        if not isinstance(event, SubscriptionAdded):
+            return
+        loop, wanted = self._loop, self._baselines_wanted
+        if loop is None or wanted is None:
+            return
+        with contextlib.suppress(RuntimeError):  # the live loop has just closed
+            loop.call_soon_threadsafe(wanted.set)
+
+    async def _baseline_loop(self, wanted: asyncio.Event) -> None:
+        while True:
+            await wanted.wait()
+            wanted.clear()  # subscriptions arriving from here on wake the next round: none is missed
+            try:
+                await asyncio.gather(
+                    *(rereader.baseline(self.subscribed_uris(name)) for name, rereader in self._rereaders.items())
+                )
+            except Exception:
+                logger.exception("Reading the baselines of subscribed URIs failed")
 
     def _forget(self, name: str) -> None:
         """Drop every cached answer of resource `name` (all of a template's instances).
@@ -341,19 +497,6 @@ class LiveData:
         resource = self.resources.get(name)
         if resource is not None:
             self._server.read_cache.invalidate_resource(resource)
-
-    async def _announce(
-        self, name: str, cause: Literal["files", "interval"], uris: Sequence[str], *, paths: tuple[str, ...] = ()
-    ) -> None:
-        self._forget(name)  # before anything goes out: whoever hears of the change re-reads it fresh
-        for uri in uris:
-            await self._server.notify(Updated(uri))
-        spec = self._specs.get(name)
-        list_changed = False
-        if spec is not None and spec.instances.strip():
-            list_changed = bool(await self._relist(announce=True, only=[name]))
-        if uris or list_changed or cause == "files":
-            self._emit(DataChanged(name, cause, tuple(uris), list_changed, time.time(), paths))
 
     async def _read(self, uri: str) -> PreviewOutcome:
         return await self._server.read_for_preview(uri)

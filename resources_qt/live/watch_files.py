@@ -137,6 +137,16 @@ class FileWatch:
     def empty(self) -> bool:
         return not self._patterns
 
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The resources whose files are watched (a pattern of theirs is valid)."""
+        return tuple(self._patterns)
+
+    @property
+    def burst_s(self) -> float:
+        """The longest a batch's first write can precede its report (the burst window plus one quiet gap)."""
+        return (self._max_ms + self._quiet_ms) / 1000.0
+
     def affected(self, paths: Sequence[str]) -> dict[str, tuple[str, ...]]:
         """{resource name: its matching paths} for project-relative `paths`."""
         out: dict[str, tuple[str, ...]] = {}

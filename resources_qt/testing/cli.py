@@ -14,11 +14,14 @@ from resources_qt.testing.eras import ERAS
 
 if TYPE_CHECKING:
     from resources_qt.testing.runner import TestResult
+    from resources_qt.testing.snapshots import SnapshotStore
 
 __all__ = ["build_parser", "format_result", "summary_line", "test_main"]
 
 PROG = "resource-studio test"
 EXIT_PASSED, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+_LISTED = 5
+"""Orphan snapshot files a note names (the rest are counted)."""
 
 
 class _UsageError(Exception):
@@ -44,7 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-samples", action="store_true", help="run only [[tests]], not every resource's samples")
     parser.add_argument("-k", dest="pattern", metavar="PATTERN",
                         help="run the tests whose name contains PATTERN (case-insensitive; * ? [ make it a glob)")
-    parser.add_argument("--update-snapshots", action="store_true", help="record or refresh snapshot files")
+    parser.add_argument("--update-snapshots", action="store_true",
+                        help="record or refresh snapshot files, and delete those no test records")
     parser.add_argument("--junit", metavar="FILE", type=Path, help="also write JUnit XML to FILE")
     parser.add_argument("--json", action="store_true", help="print the results as one JSON document")
     parser.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"],
@@ -84,12 +88,13 @@ def test_main(argv: Sequence[str]) -> int:
         if not args.json:
             print(format_result(result, with_era=with_era), file=out, flush=True)
 
+    store = SnapshotStore(snapshot_dir_for(Path(args.project)))
     try:
         results = run_tests(
             project,
             cases,
             eras=eras,
-            snapshots=SnapshotStore(snapshot_dir_for(Path(args.project))),
+            snapshots=store,
             update_snapshots=args.update_snapshots,
             on_result=report,
         )
@@ -103,10 +108,13 @@ def test_main(argv: Sequence[str]) -> int:
             write_junit(args.junit, results, suite=project.server.name, with_era=with_era)
         except OSError as exc:
             return _fail(f"cannot write {args.junit}: {exc.strerror or exc}")
+    orphans = [path.name for path in store.orphans(project.tests)]
     if args.json:
-        _print_json(results, out=out)
+        _print_json(results, out=out, orphans=orphans)
     else:
         print(summary_line(results), file=out, flush=True)
+    if orphans:
+        _note_orphans(store, orphans, delete=args.update_snapshots)
     return EXIT_PASSED if all(result.passed for result in results) else EXIT_FAILED
 
 
@@ -128,11 +136,27 @@ def summary_line(results: Sequence[TestResult]) -> str:
     return f"{passed} passed, {len(results) - passed} failed"
 
 
-def _print_json(results: Sequence[TestResult], *, out: TextIO) -> None:
+def _note_orphans(store: SnapshotStore, orphans: Sequence[str], *, delete: bool) -> None:
+    """One note on stderr: snapshot files whose test is gone (deleted with --update-snapshots)."""
+    where = store.directory
+    listed = ", ".join(orphans[:_LISTED]) + (f" and {len(orphans) - _LISTED} more" if len(orphans) > _LISTED else "")
+    count = f"{len(orphans)} snapshot file{'s' if len(orphans) != 1 else ''} in {where}"
+    if not delete:
+        has = "has" if len(orphans) == 1 else "have"
+        print(f"note: {count} {has} no test: {listed} (--update-snapshots deletes them)", file=sys.stderr, flush=True)
+        return
+    problems = store.delete([where / name for name in orphans])
+    print(f"note: deleted {count} with no test: {listed}", file=sys.stderr, flush=True)
+    for problem in problems:
+        print(f"note: cannot delete {problem}", file=sys.stderr, flush=True)
+
+
+def _print_json(results: Sequence[TestResult], *, out: TextIO, orphans: Sequence[str] = ()) -> None:
     passed = sum(1 for result in results if result.passed)
     document = {
         "passed": passed,
         "failed": len(results) - passed,
+        "orphan_snapshots": list(orphans),
         "tests": [
             {
                 "name": result.name,

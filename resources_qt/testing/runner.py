@@ -8,19 +8,25 @@ import fnmatch
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from resources_qt.collection import Resources
 from resources_qt.errors import ValidationError
 from resources_qt.project import Project
-from resources_qt.project.model import placeholder_reader
 from resources_qt.snippets import bind_project, create_pool
 from resources_qt.testing.eras import ERAS
 from resources_qt.testing.expectations import SnapshotState, evaluate
 from resources_qt.testing.observed import ObservedRead, from_sdk_contents
 from resources_qt.testing.regex import DEFAULT_DEADLINE, RegexSearcher
+from resources_qt.testing.servable import (
+    declared_resources,
+    held_back_message,
+    implicit_samples,
+    resolved_name,
+    unservable,
+)
 from resources_qt.testing.snapshots import SnapshotStore, render_snapshot
 from resources_qt.testing.spec import Expectation, TestSpec
 
@@ -35,6 +41,7 @@ __all__ = [
     "TestResult",
     "cases_of_resource",
     "collect_tests",
+    "held_back_cases",
     "run_tests",
     "run_tests_async",
     "select_tests",
@@ -95,17 +102,20 @@ class TestResult:
 def collect_tests(project: Project, tests: Sequence[TestSpec], *, samples: bool = True) -> list[TestCase]:
     """The declared tests, then (unless `samples` is False) every resource's sample URIs as implicit tests.
 
-    A sample expects a successful read that resolves to its own resource; a
-    sample whose name a declared test already uses is left out.
+    A sample expects a successful read that resolves to its own resource.
+    A declared test of the same URI (or name) replaces it: that test says what
+    the read must answer, an error included. A template's placeholder sample
+    (`servable.placeholder_sample`: what a new template starts with) is no test.
     """
     cases = [TestCase(spec) for spec in tests]
     if not samples:
         return cases
     names = {case.name for case in cases}
+    declared_uris = {spec.uri for spec in tests}
     for resource in project.resources:
-        for uri in resource.sample_uris():
+        for uri in implicit_samples(resource):
             name = f"{SAMPLE_PREFIX}{uri}"
-            if name in names:
+            if name in names or uri in declared_uris:
                 continue
             names.add(name)
             expect = Expectation(resource=resource.name) if resource.name else Expectation()
@@ -129,14 +139,30 @@ def cases_of_resource(project: Project, cases: Sequence[TestCase], name: str) ->
     Resolution is the server's (the same collection rules), over the
     project's declarations alone: no reader runs.
     """
-    resources = Resources()
-    for spec in project.resources:
-        try:
-            resources.add_resource(spec.to_resource(placeholder_reader))
-        except ValidationError:
-            continue  # an unservable declaration resolves nothing, as when served
+    resources = declared_resources(project)
     return [case for case in cases
-            if name in (case.sample_of, case.spec.expect.resource, _resolved_name(resources, case.spec.uri))]
+            if name in (case.sample_of, case.spec.expect.resource, resolved_name(resources, case.spec.uri))]
+
+
+def held_back_cases(
+    project: Project, cases: Sequence[TestCase], held_back: Mapping[str, Sequence[str]]
+) -> dict[str, tuple[str, str]]:
+    """{case name: (held-back resource, the failure to report)} for the cases that test a held-back resource.
+
+    A case tests it when it is its sample, expects it, or its URI resolves to
+    it over every declaration (served without it, the URI would resolve to
+    nothing, or to another template: a message about that would mislead).
+    """
+    if not held_back:
+        return {}
+    resources = declared_resources(project)
+    out: dict[str, tuple[str, str]] = {}
+    for case in cases:
+        for target in (case.sample_of, resolved_name(resources, case.spec.uri), case.spec.expect.resource):
+            if target is not None and target in held_back:
+                out[case.name] = (target, held_back_message(target, held_back[target]))
+                break
+    return out
 
 
 ResultCallback = Callable[[TestResult], None]
@@ -152,6 +178,7 @@ def run_tests(
     on_result: ResultCallback | None = None,
     cancelled: threading.Event | None = None,
     deadline: float = DEFAULT_DEADLINE,
+    held_back: Mapping[str, Sequence[str]] | None = None,
 ) -> list[TestResult]:
     """Serve `project`, run every case in every era, and return the results in run order (era by era).
 
@@ -160,6 +187,11 @@ def run_tests(
     finishes; setting `cancelled` stops before the next test. A test's
     `matches` search gets `deadline` seconds, in a child process killed
     past it (the test then fails saying it timed out).
+
+    Resources that cannot be served (`held_back`: {name: reasons}; by default
+    `servable.unservable(project)`, the studio's checks) are left out of the
+    server, and every case testing one fails without a read, saying why
+    (`not run: 'x' is not served: its reader does not compile: … (line 3)`).
 
     Raises:
         RunError: the project cannot be served (an invalid resource, no free port...).
@@ -177,6 +209,7 @@ def run_tests(
             on_result=on_result,
             cancelled=cancelled,
             deadline=deadline,
+            held_back=held_back,
         )
     )
     try:
@@ -211,6 +244,7 @@ async def run_tests_async(
     on_result: ResultCallback | None = None,
     cancelled: threading.Event | None = None,
     deadline: float = DEFAULT_DEADLINE,
+    held_back: Mapping[str, Sequence[str]] | None = None,
 ) -> list[TestResult]:
     """`run_tests` on the running loop; the server still runs on its own loop thread."""
     for era in eras:
@@ -218,6 +252,18 @@ async def run_tests_async(
             raise ValueError(f"unknown era {era!r} (known: {', '.join(ERAS)})")
     results: list[TestResult] = []
     if not cases:
+        return results
+    held = unservable(project) if held_back is None else {name: list(why) for name, why in held_back.items()}
+    blocked = held_back_cases(project, cases, held)
+    if held:
+        project = project.copy()
+        project.resources = [spec for spec in project.resources if spec.name not in held]
+    if all(case.name in blocked for case in cases):  # nothing to read: no server to start
+        for era in eras:
+            for case in cases:
+                if cancelled is not None and cancelled.is_set():
+                    return results
+                _report(_blocked_result(case, era, blocked[case.name]), results, on_result)
         return results
     # The SDK's client and the engine load when tests run, not when the window opens.
     from mcp import Client
@@ -251,7 +297,7 @@ async def run_tests_async(
                     await _run_era(
                         client, cases, era=era, resources=resources, snapshots=snapshots, concurrency=concurrency,
                         update_snapshots=update_snapshots, results=results, on_result=on_result, cancelled=cancelled,
-                        searcher=searcher,
+                        searcher=searcher, blocked=blocked,
                     )
             except Exception as exc:  # reads catch their own errors: this is the session (connect, broken link)
                 logger.debug("the client session failed", exc_info=True)
@@ -286,6 +332,7 @@ async def _run_era(
     on_result: ResultCallback | None,
     cancelled: threading.Event | None,
     searcher: RegexSearcher,
+    blocked: Mapping[str, tuple[str, str]],
 ) -> None:
     """Every case in one era; results are reported in declaration order.
 
@@ -301,21 +348,22 @@ async def _run_era(
             return await _run_one(client, case, era=era, resources=resources, snapshots=snapshots,
                                   update_snapshots=update_snapshots, searcher=searcher)
 
-    tasks = [None if case.spec.expect.max_ms is not None else asyncio.create_task(overlapped(case)) for case in cases]
+    tasks = [None if case.spec.expect.max_ms is not None or case.name in blocked
+             else asyncio.create_task(overlapped(case)) for case in cases]  # fmt: skip
     pending = [task for task in tasks if task is not None]
     try:
         for case, task in zip(cases, tasks, strict=True):
             if cancelled is not None and cancelled.is_set():
                 break
-            if task is None:
+            if case.name in blocked:
+                result = _blocked_result(case, era, blocked[case.name])
+            elif task is None:
                 await asyncio.gather(*pending, return_exceptions=True)
                 result = await _run_one(client, case, era=era, resources=resources, snapshots=snapshots,
                                         update_snapshots=update_snapshots, searcher=searcher)
             else:
                 result = await task
-            results.append(result)
-            if on_result is not None:
-                on_result(result)
+            _report(result, results, on_result)
     finally:
         for task in pending:
             task.cancel()
@@ -335,7 +383,7 @@ async def _run_one(
     from mcp.shared.exceptions import MCPError  # the client runs: the SDK is loaded (not at the page's opening)
 
     spec = case.spec
-    resource = _resolved_name(resources, spec.uri)
+    resource = resolved_name(resources, spec.uri)
     started = time.perf_counter()
     try:
         result = await client.read_resource(spec.uri, cache_mode="bypass")
@@ -363,12 +411,16 @@ async def _run_one(
                       sample_of=case.sample_of, resource=resource, note=note, observed=observed)
 
 
-def _resolved_name(resources: Resources, uri: str) -> str | None:
-    try:
-        match = resources.resolve(uri)
-    except ValidationError:
-        return None
-    return match.resource.name if match is not None else None
+def _report(result: TestResult, results: list[TestResult], on_result: ResultCallback | None) -> None:
+    results.append(result)
+    if on_result is not None:
+        on_result(result)
+
+
+def _blocked_result(case: TestCase, era: str, blocked: tuple[str, str]) -> TestResult:
+    resource, message = blocked
+    return TestResult(name=case.name, uri=case.spec.uri, era=era, elapsed_ms=0.0, failures=(message,),
+                      sample_of=case.sample_of, resource=resource)
 
 
 def _snapshot_state(

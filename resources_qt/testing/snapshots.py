@@ -3,17 +3,27 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
+import stat
 import tempfile
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from resources_qt.testing.observed import ObservedRead
+from resources_qt.testing.spec import TestSpec
 
-__all__ = ["SnapshotStore", "render_snapshot", "safe_file_name", "snapshot_dir_for"]
+__all__ = ["MAX_SCANNED", "SnapshotStore", "render_snapshot", "safe_file_name", "snapshot_dir_for"]
+
+logger = logging.getLogger(__name__)
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _MAX_STEM = 80
+_HEADER = b"=== "
+"""How every snapshot file starts (`render_snapshot`): a file that does not is not ours to report or delete."""
+MAX_SCANNED = 10_000
+"""Entries of the snapshot directory looked at when looking for orphans (the rest are not reported)."""
 
 
 def snapshot_dir_for(project_path: Path) -> Path:
@@ -78,3 +88,56 @@ class SnapshotStore:
             Path(temporary).unlink(missing_ok=True)
             raise
         return path
+
+    def orphans(self, tests: Sequence[TestSpec]) -> list[Path]:
+        """Snapshot files no test of `tests` records (its test is gone, renamed, or no longer snapshots).
+
+        Only regular files named `*.txt` that start as `render_snapshot` writes
+        are counted, so a README or a link placed there is never reported (nor
+        deleted); at most MAX_SCANNED entries are looked at.
+        """
+        owned = {safe_file_name(spec.name) for spec in tests if spec.expect.wants_snapshot}
+        found: list[Path] = []
+        try:
+            with os.scandir(self.directory) as entries:
+                for count, entry in enumerate(entries):
+                    if count >= MAX_SCANNED:
+                        logger.info("Looked for orphan snapshots in the first %d entries of %s only",
+                                    MAX_SCANNED, self.directory)
+                        break
+                    if entry.name in owned or not entry.name.endswith(".txt") or entry.name.startswith("."):
+                        continue
+                    if _is_snapshot(Path(entry.path)):
+                        found.append(Path(entry.path))
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        except OSError as exc:
+            logger.warning("Cannot look for orphan snapshots in %s: %s", self.directory, exc.strerror or exc)
+            return []
+        return sorted(found)
+
+    def delete(self, paths: Iterable[Path]) -> list[str]:
+        """Delete snapshot files of this store; returns one message per file that could not be deleted."""
+        problems: list[str] = []
+        for path in paths:
+            if path.parent != self.directory:
+                problems.append(f"{path}: not a file of {self.directory}")
+                continue
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                continue  # gone already: what was asked
+            except OSError as exc:
+                problems.append(f"{path}: {exc.strerror or exc}")
+        return problems
+
+
+def _is_snapshot(path: Path) -> bool:
+    """A regular file (not a link) that starts as a snapshot does; reads a few bytes only."""
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return False
+        with path.open("rb") as stream:
+            return stream.read(len(_HEADER)) == _HEADER
+    except OSError:
+        return False

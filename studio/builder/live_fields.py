@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, Qt, Signal, Slot
+import time
+
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import (
     QFormLayout,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
+    QScrollArea,
     QSizePolicy,
     QToolButton,
     QVBoxLayout,
@@ -17,8 +20,11 @@ from PySide6.QtWidgets import (
 
 from resources_qt.project import ResourceSpec
 from resources_qt.project.model import WATCH_INTERVAL_MAX, WATCH_INTERVAL_MIN, WatchSpec
+from studio.look.marks import mark_colors
 
-__all__ = ["LiveDataFields", "interval_text"]
+__all__ = ["LiveDataFields", "change_text", "interval_text"]
+
+_SHOWN_URIS = 20
 
 
 def interval_text(interval: float | None) -> str:
@@ -28,16 +34,28 @@ def interval_text(interval: float | None) -> str:
     return str(int(interval)) if float(interval).is_integer() else repr(float(interval))
 
 
+def change_text(when: float, uris: list[str]) -> str:
+    """The last change of watched data in a line: `changed 12:04:31, tickets://3` (the URIs sent `updated`)."""
+    text = "changed " + time.strftime("%H:%M:%S", time.localtime(when))
+    if uris:
+        text += f", {uris[0]}" + (f" (+{len(uris) - 1} more)" if len(uris) > 1 else "")
+    return text
+
+
 class LiveDataFields(QObject):
     """What tells subscribers the content changed: watched file patterns and a polling interval.
 
     `box` is the group the form lays out: a header that folds the fields away
-    (with a one-line summary, so a folded group still says what is watched)
-    and the fields. `apply(spec)` writes what the fields say into a spec and
-    returns what it could not take as (field, message) pairs, in the words of
-    the project loader (`WatchSpec.problem`, the one copy of the rules); the
-    refused text stays typed and the spec keeps its previous `watch`, so an
-    unloadable value never reaches the document or the file.
+    (with a one-line summary of what is in effect, so a folded group still
+    says what is watched, and never a refused value) and the fields.
+    `apply(spec)` writes what the fields say into a spec and returns what it
+    could not take as (field, message) pairs, in the words of the project
+    loader (`WatchSpec.problem`, the one copy of the rules); the refused text
+    stays typed, its message shows right under its field (scrolled into view
+    while that field is being edited), and the spec keeps its previous
+    `watch`, so an unloadable value never reaches the document or the file.
+    `note_data_changed` (the controller's `data_changed`) shows when the
+    shown resource's watched data last changed (`liveDataChanged`).
 
     Signals:
         edited(): text was typed (commit after a pause).
@@ -64,6 +82,13 @@ class LiveDataFields(QObject):
         self.summary = QLabel(self.box)
         self.summary.setObjectName("liveDataSummary")
         self.summary.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.changed_label = QLabel(self.box)
+        self.changed_label.setObjectName("liveDataChanged")
+        self.changed_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.changed_label.hide()
+        self._name = ""
+        self._applied = WatchSpec()
+        self._changes: dict[str, tuple[float, list[str]]] = {}
 
         self.body = QWidget(self.box)
         self.body.setObjectName("liveDataFields")
@@ -98,14 +123,19 @@ class LiveDataFields(QObject):
         files_label = QLabel("&Files", self.body)
         files_label.setBuddy(self.files_edit)
         fields.addRow(files_label, self.files_edit)
+        self.files_error = self._error_label("watchFilesError")
+        fields.addRow("", self.files_error)
         interval_label = QLabel("Inter&val", self.body)
         interval_label.setBuddy(self.interval_edit)
         fields.addRow(interval_label, interval_row)
+        self.interval_error = self._error_label("watchIntervalError")
+        fields.addRow("", self.interval_error)
 
         header = QHBoxLayout()
         header.setContentsMargins(0, 0, 0, 0)
         header.addWidget(self.toggle)
         header.addWidget(self.summary, 1)
+        header.addWidget(self.changed_label)
         layout = QVBoxLayout(self.box)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(4)
@@ -117,6 +147,8 @@ class LiveDataFields(QObject):
         self.files_edit.textChanged.connect(self._on_text_edited)
         self.interval_edit.textEdited.connect(self._on_text_edited)
         self.interval_edit.editingFinished.connect(self._on_editing_finished)
+        self.box.installEventFilter(self)
+        self._apply_style()
 
     # -- public API ----------------------------------------------------------
 
@@ -132,6 +164,13 @@ class LiveDataFields(QObject):
         if self.toggle.isChecked() != on:
             self.toggle.setChecked(on)
 
+    @Slot(str, float, list)
+    def note_data_changed(self, name: str, when: float, uris: list[str]) -> None:
+        """Resource `name`'s watched data changed at `when` (`uris` were sent `updated`)."""
+        self._changes[name] = (when, list(uris))
+        if name == self._name:
+            self._update_changed()
+
     def markable(self) -> dict[str, QWidget]:
         """The widgets by the field names problems carry."""
         return {"watch.files": self.files_edit, "watch.interval": self.interval_edit, "watch": self.files_edit}
@@ -142,7 +181,11 @@ class LiveDataFields(QObject):
 
     def load(self, spec: ResourceSpec) -> None:
         watch = spec.watch or WatchSpec()
+        self._name = spec.name
+        self._applied = watch
+        self._show_problems([], follow=False)
         self.set_texts("\n".join(watch.files), interval_text(watch.interval))
+        self._update_changed()
 
     def set_texts(self, files: str, interval: str) -> None:
         self._loading = True
@@ -156,7 +199,18 @@ class LiveDataFields(QObject):
 
     def apply(self, spec: ResourceSpec) -> list[tuple[str, str]]:
         """Write the fields into `spec.watch` (in place); returns the (field, message) of values not taken."""
-        before = spec.watch or WatchSpec()
+        watch, problems = self._parse(spec.watch or WatchSpec())
+        spec.watch = None if watch.is_empty else watch
+        self._name = spec.name
+        self._applied = watch
+        self._show_problems(problems, follow=True)
+        self._update_summary()
+        return problems
+
+    # -- internals -------------------------------------------------------------
+
+    def _parse(self, before: WatchSpec) -> tuple[WatchSpec, list[tuple[str, str]]]:
+        """What the fields say, as a watch (a refused value keeps `before`'s), and the problems."""
         problems: list[tuple[str, str]] = []
         files = [line.strip() for line in self.files_edit.toPlainText().splitlines() if line.strip()]
         files_problem = WatchSpec(files=files).problem()
@@ -176,23 +230,77 @@ class LiveDataFields(QObject):
                 if interval_problem is not None:
                     problems.append(("watch.interval", interval_problem[1]))
                     interval = before.interval
-        watch = WatchSpec(files=files, interval=interval)
-        spec.watch = None if watch.is_empty else watch
-        return problems
-
-    # -- internals -------------------------------------------------------------
+        return WatchSpec(files=files, interval=interval), problems
 
     def _update_summary(self) -> None:
-        files = [line.strip() for line in self.files_edit.toPlainText().splitlines() if line.strip()]
-        interval = self.interval_edit.text().strip()
+        # What is in effect: a refused value is not (the spec keeps the previous one), so it is not shown.
+        watch, problems = self._parse(self._applied)
+        files, interval = watch.files, interval_text(watch.interval)
         parts = []
         if files:
             parts.append(files[0] if len(files) == 1 else f"{len(files)} patterns")
         if interval:
             parts.append(f"every {interval} s")
         text = ", ".join(parts) if parts else "not watched"
+        if problems:
+            refused = " and ".join(key.removeprefix("watch.") for key, _message in problems)
+            text += f" ({refused} refused)"
         self.summary.setText(text)
-        self.summary.setToolTip("\n".join(files + ([f"every {interval} s"] if interval else [])) or text)
+        self.summary.setToolTip("\n".join([*files, *([f"every {interval} s"] if interval else [])]) or text)
+
+    def _error_label(self, name: str) -> QLabel:
+        label = QLabel(self.body)
+        label.setObjectName(name)
+        label.setWordWrap(True)
+        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        label.hide()
+        return label
+
+    def _show_problems(self, problems: list[tuple[str, str]], *, follow: bool) -> None:
+        """Each message under its own field; with `follow`, the one of the field being edited scrolled into view."""
+        by_field = {"watch.files": self.files_error, "watch.interval": self.interval_error}
+        for key, label in by_field.items():
+            messages = [message for field, message in problems if field == key]
+            label.setText("\n".join(messages))
+            label.setVisible(bool(messages))
+        if not follow:
+            return
+        for key, edit in (("watch.files", self.files_edit), ("watch.interval", self.interval_edit)):
+            if edit.hasFocus() and by_field[key].text():
+                # Once laid out: the label's place is known only after this event.
+                QTimer.singleShot(0, lambda label=by_field[key]: self._scroll_to(label))
+
+    def _scroll_to(self, label: QLabel) -> None:
+        widget = self.box.parentWidget()
+        while widget is not None and not isinstance(widget, QScrollArea):
+            widget = widget.parentWidget()
+        if isinstance(widget, QScrollArea) and label.isVisible():
+            widget.ensureWidgetVisible(label, 0, 8)
+
+    def _update_changed(self) -> None:
+        change = self._changes.get(self._name)
+        if change is None:
+            self.changed_label.clear()
+            self.changed_label.hide()
+            return
+        when, uris = change
+        self.changed_label.setText(change_text(when, uris))
+        shown = uris[:_SHOWN_URIS] + ([f"… and {len(uris) - _SHOWN_URIS} more"] if len(uris) > _SHOWN_URIS else [])
+        self.changed_label.setToolTip("Watched data last changed at "
+                                      + time.strftime("%H:%M:%S", time.localtime(when))
+                                      + ("; updated sent for:\n" + "\n".join(shown) if uris else
+                                         "; no subscribed URI's content changed"))  # fmt: skip
+        self.changed_label.show()
+
+    def _apply_style(self) -> None:
+        colors = mark_colors(self.box.palette())
+        for label in (self.files_error, self.interval_error):
+            label.setStyleSheet(f"QLabel {{ color: {colors.error.name()}; }}")
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.box and event.type() == QEvent.Type.PaletteChange:
+            self._apply_style()
+        return False
 
     @Slot()
     def _on_text_edited(self) -> None:

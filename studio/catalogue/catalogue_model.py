@@ -8,7 +8,7 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Slot
 from PySide6.QtGui import QBrush, QGuiApplication, QIcon, QPalette
-from PySide6.QtWidgets import QStyle
+from PySide6.QtWidgets import QApplication, QStyle
 
 from resources_qt.project import ResourceSpec
 from studio.document.document import ProjectDocument
@@ -18,7 +18,10 @@ from studio.look.marks import mark_colors
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ERRORS_ROLE", "FILTER_ROLE", "LAST_CHANGE_ROLE", "NAME_ROLE", "WATCH_ROLE", "CatalogueModel", "watch_text"]
+__all__ = [
+    "ERRORS_ROLE", "FILTER_ROLE", "LAST_CHANGE_ROLE", "NAME_ROLE", "TESTS_FAILING_ROLE", "WATCH_ROLE",
+    "CatalogueModel", "watch_text",
+]
 
 NAME_ROLE = Qt.ItemDataRole.UserRole + 1
 ERRORS_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -28,6 +31,9 @@ WATCH_ROLE = Qt.ItemDataRole.UserRole + 4
 """How the resource's data is watched: "files", "interval", "both" or "" (the "watching" mark)."""
 LAST_CHANGE_ROLE = Qt.ItemDataRole.UserRole + 5
 """When watched data last changed (seconds since the epoch), or None."""
+TESTS_FAILING_ROLE = Qt.ItemDataRole.UserRole + 6
+"""True when the resource had a failing test in the last run of the Tests page (`set_failing_tests`)."""
+TESTS_FAILING_TEXT = "A test of this resource failed in the last run (see the Tests page)"
 
 NAME_COLUMN, MIME_COLUMN = 0, 1
 _ICON_SIZE = 16
@@ -64,6 +70,8 @@ class CatalogueModel(QAbstractTableModel):
             else studio_icon("resource", QStyle.StandardPixmap.SP_FileIcon)
         )
         self._error_icon = studio_icon("error", QStyle.StandardPixmap.SP_MessageBoxCritical)
+        self._failing_icon = QApplication.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning)
+        self._failing_tests: set[str] = set()
         self._last_change: dict[str, float] = {}
         document.project_reset.connect(self._on_project_reset)
         document.resource_added.connect(self._on_resource_added)
@@ -119,11 +127,14 @@ class CatalogueModel(QAbstractTableModel):
             return _watch_kind(spec)
         if role == LAST_CHANGE_ROLE:
             return self._last_change.get(name)
+        if role == TESTS_FAILING_ROLE:
+            return name in self._failing_tests
         if role == Qt.ItemDataRole.ToolTipRole:
             errors = self._errors(name)
+            failing = [TESTS_FAILING_TEXT] if name in self._failing_tests else []
             if errors:
-                return "\n".join(errors)
-            lines = [spec.title or name, spec.key]
+                return "\n".join(errors + failing)
+            lines = [spec.title or name, spec.key, *failing]
             watching = watch_text(spec)
             if watching:
                 lines.append(watching)
@@ -133,11 +144,17 @@ class CatalogueModel(QAbstractTableModel):
         if column == NAME_COLUMN and role == Qt.ItemDataRole.DecorationRole:
             if self._errors(name):
                 return self._error_icon
+            if name in self._failing_tests:
+                return self._failing_icon
             return self._resource_icon(spec.icons[0].src if spec.icons else "", name) or self._kind_icon
+        if role == Qt.ItemDataRole.AccessibleDescriptionRole and column == NAME_COLUMN:
+            return TESTS_FAILING_TEXT if name in self._failing_tests else None
         if role == Qt.ItemDataRole.ForegroundRole:
             # From the application palette (it follows the theme), never a fixed colour.
             if column == NAME_COLUMN and self._errors(name):
                 return QBrush(mark_colors(QGuiApplication.palette()).error)
+            if column == NAME_COLUMN and name in self._failing_tests:
+                return QBrush(mark_colors(QGuiApplication.palette()).warning)
             if column == MIME_COLUMN:
                 return QBrush(QGuiApplication.palette().color(QPalette.ColorRole.PlaceholderText))
         return None
@@ -148,6 +165,15 @@ class CatalogueModel(QAbstractTableModel):
         if failure is not None:
             errors.append(f"instances: {failure.message}")
         return errors
+
+    # -- test results (fed by the window after each run of the Tests page) ----
+
+    def set_failing_tests(self, names: list[str]) -> None:
+        """Mark the resources with a failing test (the Tests page's `failing_resources`); unmark the rest."""
+        new = set(names)
+        changed, self._failing_tests = new ^ self._failing_tests, new
+        for name in changed:
+            self._refresh_name(name)
 
     # -- live data (fed by the window from the controller's signals) ----------
 
@@ -231,6 +257,7 @@ class CatalogueModel(QAbstractTableModel):
     @Slot()
     def _on_project_reset(self) -> None:
         self.beginResetModel()
+        self._failing_tests.clear()
         self._icon_cache.clear()
         self._waiting.clear()
         self._names = [
@@ -245,12 +272,16 @@ class CatalogueModel(QAbstractTableModel):
 
     @Slot(str)
     def _on_resource_removed(self, name: str) -> None:
+        self._failing_tests.discard(name)
         row = self.row_of(name)
         if row >= 0:
             self._remove_row(row)
 
     @Slot(str, str)
     def _on_resource_changed(self, old_name: str, new_name: str) -> None:
+        if old_name != new_name and old_name in self._failing_tests:
+            self._failing_tests.discard(old_name)
+            self._failing_tests.add(new_name)
         row = self.row_of(old_name)
         mine = self._kind_matches(new_name)
         if row >= 0 and not mine:

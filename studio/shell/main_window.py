@@ -143,6 +143,7 @@ class MainWindow(QMainWindow):
         self.previewing = PreviewPresenter(document=self.document, controller=self.controller, editor=self.editor,
                                            report_error=report, parent=self)  # fmt: skip
         self.catalogue.follow_server(self.controller)
+        self.controller.data_changed.connect(self.editor.form.live.note_data_changed)  # the builder's "changed …"
         self.problems = ProblemsDock(self.document, select=self.catalogue.select,
                                      open_builder=lambda: self.editor.set_builder_visible(True), parent=self)
         commands.view_menu.addAction(self.problems.toggle_action)
@@ -197,6 +198,9 @@ class MainWindow(QMainWindow):
         self.sync.apply_failed.connect(status.note_apply_failed)
         self.autosaver.autosave_failed.connect(status.note_autosave_failed)
         self.pages.tests_run_finished.connect(status.note_tests_run)
+        for model in (self.catalogue.resource_model, self.catalogue.template_model):  # marks of failing tests
+            self.pages.tests_run_finished.connect(
+                lambda *_, m=model: m.set_failing_tests(self.tests_view.model.failing_resources()))
         self.server_control.progress.connect(status.show_progress)
         self.serving.status_changed.connect(self._on_server_status_changed)
         self.serving.project_views_refreshed.connect(status.recount)

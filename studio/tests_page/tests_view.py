@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from PySide6.QtCore import QModelIndex, Qt, Signal, Slot
 from PySide6.QtWidgets import (
@@ -13,6 +14,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QMessageBox,
     QPlainTextEdit,
     QPushButton,
     QSplitter,
@@ -52,7 +54,12 @@ class TestsView(QWidget):
     `set_current_resource` (the catalogue's selection). Runs go through the
     real serving path on a background thread, against a copy of the project
     taken when the run starts, so typing never waits for them. With
-    `runOnSaveCheck` ticked, every save runs them all.
+    `runOnSaveCheck` ticked, every save runs them all. Resources that cannot
+    be served are held back by the run, and their tests fail saying why.
+
+    Snapshot files no test records any more are named under the buttons
+    (`orphanSnapshotsLabel`); `deleteOrphanSnapshotsButton` deletes them once
+    `ask_delete_snapshots(paths)` (a message box; tests replace it) says yes.
 
     Signals:
         run_started(): a run began.
@@ -94,6 +101,16 @@ class TestsView(QWidget):
         self.run_on_save_check.setToolTip("Run every test whenever the project is saved")
         self.status_label = QLabel(self)
         self.status_label.setObjectName("testsStatus")
+        self.orphans_label = QLabel(self)
+        self.orphans_label.setObjectName("orphanSnapshotsLabel")
+        self.orphans_label.setWordWrap(True)
+        self.orphans_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.delete_orphans_button = QPushButton("Delete…", self)
+        self.delete_orphans_button.setObjectName("deleteOrphanSnapshotsButton")
+        self.delete_orphans_button.setToolTip("Delete the snapshot files that no test records")
+        self.ask_delete_snapshots: Callable[[list[Path]], bool] = self._ask_delete_snapshots
+        self._orphans: list[Path] = []
+        self._orphans_key: object = None
         self.table = QTableView(self)
         self.table.setObjectName("testsTable")
         self.table.setAccessibleName("Resource tests")
@@ -122,6 +139,9 @@ class TestsView(QWidget):
         buttons.addWidget(self.era_combo)
         buttons.addWidget(self.run_on_save_check)
         buttons.addWidget(self.status_label, 1)
+        orphans = QHBoxLayout()
+        orphans.addWidget(self.orphans_label, 1)
+        orphans.addWidget(self.delete_orphans_button)
         splitter = QSplitter(Qt.Orientation.Vertical, self)
         splitter.addWidget(self.table)
         splitter.addWidget(self.details)
@@ -129,17 +149,20 @@ class TestsView(QWidget):
         splitter.setStretchFactor(1, 1)
         layout = QVBoxLayout(self)
         layout.addLayout(buttons)
+        layout.addLayout(orphans)
         layout.addWidget(splitter)
 
         self.run_all_button.clicked.connect(self._on_run_all_clicked)
         self.run_selected_button.clicked.connect(self._on_run_selected_clicked)
         self.run_resource_button.clicked.connect(self._on_run_resource_clicked)
+        self.delete_orphans_button.clicked.connect(self._on_delete_orphans_clicked)
         self.table.doubleClicked.connect(self._on_row_double_clicked)
         self.table.selectionModel().selectionChanged.connect(self._on_selection_changed)
         document.dirty_changed.connect(self._on_dirty_changed)
         for signal in (document.project_reset, document.resource_added, document.resource_removed,
                        document.resource_changed, document.errors_changed):
             signal.connect(self._on_document_changed)
+        document.path_changed.connect(self._on_document_changed)
         self.refresh()
 
     # -- public API ----------------------------------------------------------
@@ -153,6 +176,24 @@ class TestsView(QWidget):
         self.model.set_cases(collect_tests(self._document.project, self._document.project.tests))
         self._update_buttons()
         self._show_details()
+        self._find_orphans()
+
+    @property
+    def orphan_snapshots(self) -> list[Path]:
+        """Snapshot files of the project that no test records (found at the last refresh or run)."""
+        return list(self._orphans)
+
+    def delete_orphan_snapshots(self) -> bool:
+        """Ask (`ask_delete_snapshots`), then delete the orphan snapshot files; False when nothing was deleted."""
+        store = self._snapshot_store()
+        paths = self.orphan_snapshots
+        if store is None or not paths or not self.ask_delete_snapshots(paths):
+            return False
+        problems = store.delete(paths)
+        self._find_orphans(force=True)
+        if problems:
+            self.orphans_label.setText(self.orphans_label.text() + "\nNot deleted: " + "; ".join(problems))
+        return True
 
     @property
     def era(self) -> str:
@@ -183,9 +224,7 @@ class TestsView(QWidget):
             return False
         project, skipped = self._servable_project()
         self.model.mark_running([case.name for case in cases])
-        path = self._document.path or self._document.origin
-        snapshots = SnapshotStore(snapshot_dir_for(path)) if path is not None else None
-        self._worker.start(project, cases, snapshots=snapshots, era=self.era)
+        self._worker.start(project, cases, snapshots=self._snapshot_store(), era=self.era)
         note = f" ({', '.join(skipped)} not served: fix the errors first)" if skipped else ""
         self.status_label.setText(f"Running {len(cases)} test(s)…{note}")
         self._update_buttons()
@@ -199,12 +238,45 @@ class TestsView(QWidget):
     # -- internals -----------------------------------------------------------
 
     def _servable_project(self) -> tuple[Project, list[str]]:
-        project = self._document.project.copy()
-        invalid = set(self._document.invalid_names())
-        if invalid:
-            # Work in progress stays in the document; a run serves what would serve.
-            project.resources = [spec for spec in project.resources if spec.name not in invalid]
-        return project, sorted(invalid)
+        # Work in progress stays in the document; the run holds back what would not serve (the same
+        # checks), and the tests of those resources fail saying why rather than "no resource matches".
+        return self._document.project.copy(), sorted(self._document.invalid_names())
+
+    def _snapshot_store(self) -> SnapshotStore | None:
+        path = self._document.path or self._document.origin
+        return SnapshotStore(snapshot_dir_for(path)) if path is not None else None
+
+    def _find_orphans(self, *, force: bool = False) -> None:
+        """Look for orphan snapshot files when the snapshot tests or the folder changed (or `force`).
+
+        Not on every edit: a refresh follows each keystroke, and this reads a folder.
+        """
+        store = self._snapshot_store()
+        tests = self._document.project.tests
+        key = (store.directory if store is not None else None,
+               tuple(spec.name for spec in tests if spec.expect.wants_snapshot))  # fmt: skip
+        if not force and key == self._orphans_key:
+            return
+        self._orphans_key = key
+        self._orphans = store.orphans(tests) if store is not None else []
+        names = [path.name for path in self._orphans]
+        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        if names and store is not None:
+            count = f"{len(names)} snapshot file{'s' if len(names) != 1 else ''}"
+            has = "has" if len(names) == 1 else "have"
+            self.orphans_label.setText(f"{count} in {store.directory.name} {has} no test: {shown}")
+            self.orphans_label.setToolTip("\n".join(str(path) for path in self._orphans))
+        self.orphans_label.setVisible(bool(names))
+        self.delete_orphans_button.setVisible(bool(names))
+
+    def _ask_delete_snapshots(self, paths: list[Path]) -> bool:
+        names = "\n".join(path.name for path in paths[:20]) + ("\n…" if len(paths) > 20 else "")
+        answer = QMessageBox.question(
+            self, "Delete snapshot files?",
+            f"These {len(paths)} snapshot file(s) in {paths[0].parent} have no test:\n\n{names}\n\n"
+            "Delete them? This cannot be undone.",
+        )  # fmt: skip
+        return answer == QMessageBox.StandardButton.Yes
 
     def _update_buttons(self) -> None:
         running = self.is_running
@@ -237,6 +309,10 @@ class TestsView(QWidget):
     def _on_run_resource_clicked(self) -> None:
         if self._current_resource is not None:
             self.run_resource(self._current_resource)
+
+    @Slot()
+    def _on_delete_orphans_clicked(self) -> None:
+        self.delete_orphan_snapshots()
 
     @Slot(QModelIndex)
     def _on_row_double_clicked(self, index: QModelIndex) -> None:
@@ -275,5 +351,6 @@ class TestsView(QWidget):
         passed, failed = self.model.counts()
         self.status_label.setText(error or f"{passed} passed, {failed} failed")
         self.refresh()
+        self._find_orphans(force=True)  # the run may have recorded snapshots
         self.failing_resources_changed.emit(self.model.failing_resources())
         self.run_finished.emit(passed, failed)

@@ -80,13 +80,13 @@ def write_notes_project(root: Path, *, extra: str = "") -> Path:
 
 
 @contextmanager
-def serve_live(path: Path, *, quiet_ms: int = 150) -> Iterator[Served]:
+def serve_live(path: Path, *, quiet_ms: int = 150, **live_options: int) -> Iterator[Served]:
     project = load_project(path)
     pool = create_pool(project)
     pool.start()
     resources = bind_project(project, pool)
     server = build_server(project, resources)
-    live = LiveData(server, project, pool, quiet_ms=quiet_ms)
+    live = LiveData(server, project, pool, quiet_ms=quiet_ms, **live_options)
     served = Served(path.parent, project, pool, server, live, "")
 
     def keep(event: LiveEvent) -> None:

@@ -177,7 +177,7 @@ def test_declared_tests_from_the_file_with_snapshots_and_both_eras(tmp_path: Pat
     header = f"      snapshot: the content differs from {snapshot}\n      --- snapshot {snapshot}\n      +++ read\n"
     assert header in out
     assert "\n      -first line\n      +second line\n" in out
-    assert _lines(out)[-1] == "1 passed, 1 failed"  # "greeting" and "sample: text://greeting"
+    assert _lines(out)[-1] == "0 passed, 1 failed"  # "greeting" (it reads text://greeting: no sample test of it)
 
 
 def test_a_bad_test_declaration_is_a_project_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -201,7 +201,7 @@ def test_every_bundled_example_passes_its_tests_in_both_eras(example: Path,
     assert last.endswith(" passed, 0 failed")
     declared = sum(1 for line in example.read_text(encoding="utf-8").splitlines() if line == "[[tests]]")
     assert declared >= 3  # each example carries a few meaningful tests of its own
-    assert int(last.split()[0]) > 2 * declared  # plus its samples, in each era
+    assert int(last.split()[0]) >= 2 * declared  # plus the samples no declared test reads, in each era
 
 
 def test_ctrl_c_stops_the_run_and_its_workers(tmp_path: Path) -> None:

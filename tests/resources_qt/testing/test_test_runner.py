@@ -70,12 +70,20 @@ def test_each_check_passes_and_fails_as_declared_in_both_eras(results: dict[tupl
         assert outcome.elapsed_ms > 0
 
 
-def test_samples_run_as_implicit_tests(results: dict[tuple[str, str], TestResult]) -> None:
-    samples = sorted(name for (name, era) in results if name.startswith("sample: ") and era == "legacy")
+def test_samples_run_as_implicit_tests_unless_a_declared_test_reads_them(
+    results: dict[tuple[str, str], TestResult],
+) -> None:
+    # TESTS read every sample URI of the project: each declared test replaces that implicit one.
+    assert not [name for (name, _era) in results if name.startswith("sample: ")]
+    project = loads_project(CHECKS_PROJECT)
+    cases = collect_tests(project, [])
     # The template's declared sample, and each direct resource's own URI.
-    assert samples == ["sample: crm://customers/42/profile", "sample: img://logo.png", "sample: multi://pair",
-                       "sample: slow://read", "sample: text://greeting"]
-    sample = results[("sample: crm://customers/42/profile", "2026-07-28")]
+    assert sorted(case.name for case in cases) == [
+        "sample: crm://customers/42/profile", "sample: img://logo.png", "sample: multi://pair",
+        "sample: slow://read", "sample: text://greeting"]
+    template = [case for case in cases if case.sample_of == "profile"]
+    (sample,) = run_tests(project, template, eras=("2026-07-28",))
+    assert sample.name == "sample: crm://customers/42/profile"
     assert sample.passed and sample.sample_of == "profile" and sample.resource == "profile"
 
 

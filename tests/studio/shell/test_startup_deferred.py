@@ -36,12 +36,12 @@ def test_the_tests_page_is_built_when_first_shown_with_the_projects_tests(make_w
 def test_the_tests_page_follows_edits_made_before_it_was_built(make_window, project_file, qtbot):
     window = make_window()
     window.open_project(project_file)
-    window.document.add_resource(template=True)  # a template with a sample: one more row
+    window.document.add_resource(template=False)  # its own URI is a sample: one more row
     window.show_page("tests")
     assert window.tests_view.model.rowCount() == 3
     window.show_page("editor")
     assert window.current_page == "editor"
-    window.document.add_resource(template=True)  # built now: it follows edits itself
+    window.document.add_resource(template=False)  # built now: it follows edits itself
     assert window.tests_view.model.rowCount() == 4
 
 

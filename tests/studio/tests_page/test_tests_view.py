@@ -58,10 +58,10 @@ def _statuses(view: TestsView) -> dict[str, str]:
 
 def test_lists_every_test_and_sample_not_run(view: TestsView) -> None:
     assert view.objectName() == "testsView"
+    # The declared tests read text://greeting and crm://customers/42/profile: they replace those samples.
     assert list(_statuses(view)) == [
         "greeting says hello", "greeting is json", "profile 42",
-        "sample: text://greeting", "sample: crm://customers/42/profile", "sample: img://logo.png",
-        "sample: multi://pair", "sample: slow://read", "sample: broken://one",
+        "sample: img://logo.png", "sample: multi://pair", "sample: slow://read", "sample: broken://one",
     ]
     assert set(_statuses(view).values()) == {NOT_RUN}
     assert view.findChild(QPushButton, "runTestsButton") is view.run_all_button
@@ -80,12 +80,12 @@ def test_run_all_runs_off_the_gui_thread_and_shows_failures(qtbot: QtBot, view: 
     assert view.is_running and not view.run_all_button.isEnabled()
     assert "running" in set(_statuses(view).values())
     qtbot.waitUntil(lambda: bool(finished), timeout=RUN_MS)
-    assert finished == [(7, 2)]
+    assert finished == [(5, 2)]
     statuses = _statuses(view)
     assert (statuses["greeting is json"], statuses["sample: broken://one"]) == (FAILED, FAILED)
     assert statuses["profile 42"] == PASSED
     assert failing == [["greeting", "broken"]]
-    assert view.status_label.text() == "7 passed, 2 failed"
+    assert view.status_label.text() == "5 passed, 2 failed"
     assert view.run_all_button.isEnabled()
     model = view.model
     row = next(number for number in range(model.rowCount()) if model.row(number).name == "greeting is json")
@@ -121,9 +121,9 @@ def test_run_the_selected_resources_tests(qtbot: QtBot, view: TestsView) -> None
     assert view.run_resource_button.isEnabled()
     with qtbot.waitSignal(view.run_finished, timeout=RUN_MS) as blocker:
         view.run_resource_button.click()
-    assert blocker.args == [2, 1]
+    assert blocker.args == [1, 1]
     ran = {name: status for name, status in _statuses(view).items() if status != NOT_RUN}
-    assert ran == {"greeting says hello": PASSED, "greeting is json": FAILED, "sample: text://greeting": PASSED}
+    assert ran == {"greeting says hello": PASSED, "greeting is json": FAILED}
 
 
 def test_a_resource_with_errors_is_left_out_and_said_so(qtbot: QtBot, tmp_path: Path) -> None:
@@ -186,5 +186,5 @@ def test_run_on_save(qtbot: QtBot, tmp_path: Path) -> None:
     document.update_resource("greeting", edited)
     with qtbot.waitSignal(widget.run_finished, timeout=RUN_MS) as blocker:
         document.save()
-    assert blocker.args == [7, 2]
+    assert blocker.args == [5, 2]
     widget.shutdown()
