@@ -28,7 +28,9 @@ from typing import Any, TypeVar
 
 from resources_qt.errors import ReaderFailedError
 from resources_qt.snippets import messages
+from resources_qt.snippets.listeners import Listeners
 from resources_qt.snippets.output import ReadOutputListener, SnippetOutput
+from resources_qt.snippets.pool_limits import Limits
 from resources_qt.snippets.process import WorkerProcess
 from resources_qt.snippets.protocol import Call, Failed, Reply, WorkerConfig, source_digest
 from resources_qt.snippets.slot import RECHECK, Job, Recheck, Slot, settle
@@ -46,38 +48,6 @@ _SPARE_DELAY_SECONDS = 0.02
 _LIVENESS_SECONDS = 1.0
 _REAPER_IDLE_SECONDS = 5.0
 _T = TypeVar("_T")
-
-
-class Limits:
-    """The pool's settings, as the dispatcher holds them (validated by the pool)."""
-
-    def __init__(
-        self,
-        *,
-        workers: int,
-        timeout: float,
-        memory_limit_mb: int,
-        output_limit: int,
-        max_queued_reads: int,
-        resource_concurrency: int | None,
-        max_processes: int,
-        max_file_size_mb: int,
-        project_dir: str = "",
-    ) -> None:
-        self.workers = workers
-        self.timeout = timeout
-        self.memory_limit_mb = memory_limit_mb
-        self.output_limit = output_limit
-        self.max_queued_reads = max_queued_reads
-        self.resource_concurrency = resource_concurrency
-        self.max_processes = max_processes
-        self.max_file_size_mb = max_file_size_mb
-        self.project_dir = project_dir
-
-    @property
-    def per_resource(self) -> int:
-        """Calls of one resource running at once; by default as many as there are workers."""
-        return self.resource_concurrency or self.workers
 
 
 class Dispatcher:
@@ -98,8 +68,8 @@ class Dispatcher:
         self.jobs: deque[Job[Any]] = deque()
         self.running: dict[str, int] = {}
         self.slots: list[Slot] = []
-        self.listeners: list[OutputListener] = []
-        self.read_listeners: list[ReadOutputListener] = []
+        self.output: Listeners[[str, str]] = Listeners("Snippet output listener")
+        self.read_output: Listeners[[SnippetOutput]] = Listeners("Snippet read-output listener")
         self._numbers = itertools.count(1)
         self.lent_calls = 0
         """Calls driven by an event loop on a lent worker (`lend`)."""
@@ -185,39 +155,16 @@ class Dispatcher:
             return self.prelude, self.prelude_digest
 
     def add_listener(self, callback: OutputListener) -> Callable[[], None]:
-        return self._add(self.listeners, callback)
+        return self.output.add(callback)
 
     def add_read_listener(self, callback: ReadOutputListener) -> Callable[[], None]:
-        return self._add(self.read_listeners, callback)
-
-    def _add(self, listeners: list[Any], callback: Any) -> Callable[[], None]:
-        with self.cond:
-            listeners.append(callback)
-
-        def unsubscribe() -> None:
-            with self.cond:
-                if callback in listeners:
-                    listeners.remove(callback)
-
-        return unsubscribe
+        return self.read_output.add(callback)
 
     def emit_output(self, key: str, text: str) -> None:
-        with self.cond:
-            listeners = list(self.listeners)
-        for listener in listeners:
-            try:
-                listener(key, text)
-            except Exception:
-                logger.exception("Snippet output listener %r failed", listener)
+        self.output.emit(key, text)
 
     def emit_read_output(self, output: SnippetOutput) -> None:
-        with self.cond:
-            listeners = list(self.read_listeners)
-        for listener in listeners:
-            try:
-                listener(output)
-            except Exception:
-                logger.exception("Snippet read-output listener %r failed", listener)
+        self.read_output.emit(output)
 
     def worker_pids(self) -> list[int]:
         with self.cond:
