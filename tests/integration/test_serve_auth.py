@@ -49,7 +49,9 @@ def auth_project(issuer: str, folder: Path) -> Path:
     counter = "COUNT = [0]\n"
     resources = [
         ResourceSpec(name="status", uri="desk://status", mime_type="text/plain",
-                     watch=WatchSpec(files=["data/status.txt"]), reader="def read(uri, params):\n    return 'up'\n"),
+                     watch=WatchSpec(files=["data/status.txt"]),
+                     # Its content is the watched file's: a change is announced only where content changed.
+                     reader="def read(uri, params):\n    return (PROJECT_DIR / 'data' / 'status.txt').read_text()\n"),
         ResourceSpec(name="customer_profile", uri_template="crm://customers/{id}/profile", mime_type="text/plain",
                      scopes=["crm:read"], completions={"id": ["42", "43"]},
                      instances="def instances():\n    return [{'id': '42'}, {'id': '43'}]\n",
