@@ -15,7 +15,7 @@ from studio.document.document import ProjectDocument
 from studio.preferences.settings import StudioSettings
 from studio.serving.server_control import ServerControl
 from studio.serving.server_panel import ServerPanel
-from studio.serving.sessions_view import SessionsModel
+from studio.serving.sessions_view import SessionsModel, caller_text
 from studio.serving.traffic_log import TrafficLog
 
 if TYPE_CHECKING:
@@ -231,8 +231,9 @@ class ServingPresenter(QObject):
     @Slot(object)
     def _on_session_opened(self, info: SessionInfo) -> None:
         self._sessions.add_session(info)
-        if info.client_name:
-            self._traffic_log.set_session_label(info.id, info.client_name)
+        label = " · ".join(part for part in (info.client_name, caller_text(info)) if part)
+        if label:
+            self._traffic_log.set_session_label(info.id, label)
         self._session_count = self._sessions.rowCount()
         self.refresh_status()
 

@@ -65,6 +65,11 @@ def connected_text(connected_at: datetime, now: datetime | None = None) -> str:
 _HEADERS = ("Client", "Protocol", "Transport", "Connected", "Subscriptions")
 
 
+def caller_text(info: SessionInfo) -> str:
+    """Who called an authorized server: the token's subject and client id, never the token ("" without auth)."""
+    return " ".join(part for part in (info.subject, f"({info.client_id})" if info.client_id else "") if part)
+
+
 @dataclass
 class SessionRow:
     """What the table shows of one session; subscriptions change while it is connected."""
@@ -80,8 +85,7 @@ class SessionRow:
     def from_info(cls, info: SessionInfo) -> SessionRow:
         """From the facade's `SessionInfo` record."""
         name = info.client_name or "unknown client"
-        # Who called, for an authorized server: the token's subject and client id (never the token).
-        who = " ".join(part for part in (info.subject, f"({info.client_id})" if info.client_id else "") if part)
+        who = caller_text(info)
         return cls(
             id=info.id,
             client=f"{name} {info.client_version}".strip() + (f" · {who}" if who else ""),
