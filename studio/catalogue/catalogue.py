@@ -239,6 +239,11 @@ class CatalogueView(QWidget):
     def note_instances_listed(self, name: str, count: int) -> None:
         self.template_model.note_instances_listed(name, count)
 
+    def set_lint_warnings(self, names: list[str]) -> None:
+        """Mark the resources and templates the lint finds warnings or errors in (unmark the rest)."""
+        self.resource_model.set_lint_warnings(names)
+        self.template_model.set_lint_warnings(names)
+
     def select(self, name: str) -> bool:
         """Make `name` current in its list (clearing the filter if it hides it); False when unknown."""
         spec = self._document.peek(name)

@@ -19,8 +19,8 @@ from studio.look.marks import mark_colors
 logger = logging.getLogger(__name__)
 
 __all__ = [
-    "ERRORS_ROLE", "FILTER_ROLE", "LAST_CHANGE_ROLE", "NAME_ROLE", "TESTS_FAILING_ROLE", "WATCH_ROLE",
-    "CatalogueModel", "watch_text",
+    "ERRORS_ROLE", "FILTER_ROLE", "LAST_CHANGE_ROLE", "LINT_WARNING_TEXT", "NAME_ROLE", "TESTS_FAILING_ROLE",
+    "WATCH_ROLE", "CatalogueModel", "watch_text",
 ]
 
 NAME_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -34,6 +34,7 @@ LAST_CHANGE_ROLE = Qt.ItemDataRole.UserRole + 5
 TESTS_FAILING_ROLE = Qt.ItemDataRole.UserRole + 6
 """True when the resource had a failing test in the last run of the Tests page (`set_failing_tests`)."""
 TESTS_FAILING_TEXT = "A test of this resource failed in the last run (see the Tests page)"
+LINT_WARNING_TEXT = "The lint finds problems in this resource (View > Problems)"
 
 NAME_COLUMN, MIME_COLUMN = 0, 1
 _ICON_SIZE = 16
@@ -72,6 +73,7 @@ class CatalogueModel(QAbstractTableModel):
         self._error_icon = studio_icon("error", QStyle.StandardPixmap.SP_MessageBoxCritical)
         self._failing_icon = QApplication.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning)
         self._failing_tests: set[str] = set()
+        self._lint_warnings: set[str] = set()
         self._last_change: dict[str, float] = {}
         document.project_reset.connect(self._on_project_reset)
         document.resource_added.connect(self._on_resource_added)
@@ -129,9 +131,10 @@ class CatalogueModel(QAbstractTableModel):
             return self._last_change.get(name)
         if role == TESTS_FAILING_ROLE:
             return name in self._failing_tests
+        warnings = self._warnings(name)
         if role == Qt.ItemDataRole.ToolTipRole:
             errors = self._errors(name)
-            failing = [TESTS_FAILING_TEXT] if name in self._failing_tests else []
+            failing = warnings
             if errors:
                 return "\n".join(errors + failing)
             lines = [spec.title or name, spec.key, *failing]
@@ -144,20 +147,26 @@ class CatalogueModel(QAbstractTableModel):
         if column == NAME_COLUMN and role == Qt.ItemDataRole.DecorationRole:
             if self._errors(name):
                 return self._error_icon
-            if name in self._failing_tests:
+            if warnings:
                 return self._failing_icon
             return self._resource_icon(spec.icons[0].src if spec.icons else "", name) or self._kind_icon
         if role == Qt.ItemDataRole.AccessibleDescriptionRole and column == NAME_COLUMN:
-            return TESTS_FAILING_TEXT if name in self._failing_tests else None
+            return "; ".join(warnings) or None
         if role == Qt.ItemDataRole.ForegroundRole:
             # From the application palette (it follows the theme), never a fixed colour.
             if column == NAME_COLUMN and self._errors(name):
                 return QBrush(mark_colors(QGuiApplication.palette()).error)
-            if column == NAME_COLUMN and name in self._failing_tests:
+            if column == NAME_COLUMN and warnings:
                 return QBrush(mark_colors(QGuiApplication.palette()).warning)
             if column == MIME_COLUMN:
                 return QBrush(QGuiApplication.palette().color(QPalette.ColorRole.PlaceholderText))
         return None
+
+    def _warnings(self, name: str) -> list[str]:
+        """Why the resource is marked with a warning: a failing test, lint findings (View > Problems)."""
+        return ([TESTS_FAILING_TEXT] if name in self._failing_tests else []) + (
+            [LINT_WARNING_TEXT] if name in self._lint_warnings else []
+        )
 
     def _errors(self, name: str) -> list[str]:
         errors = list(self._document.errors(name))
@@ -172,6 +181,13 @@ class CatalogueModel(QAbstractTableModel):
         """Mark the resources with a failing test (the Tests page's `failing_resources`); unmark the rest."""
         new = set(names)
         changed, self._failing_tests = new ^ self._failing_tests, new
+        for name in changed:
+            self._refresh_name(name)
+
+    def set_lint_warnings(self, names: list[str]) -> None:
+        """Mark the resources the lint finds warnings or errors in (the Problems panel); unmark the rest."""
+        new = set(names)
+        changed, self._lint_warnings = new ^ self._lint_warnings, new
         for name in changed:
             self._refresh_name(name)
 

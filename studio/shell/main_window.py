@@ -144,7 +144,7 @@ class MainWindow(QMainWindow):
                                            report_error=report, parent=self)  # fmt: skip
         self.catalogue.follow_server(self.controller)
         self.controller.data_changed.connect(self.editor.form.live.note_data_changed)  # the builder's "changed …"
-        self.problems = ProblemsDock(self.document, select=self.catalogue.select,
+        self.problems = ProblemsDock(self.document, select=catalogue.select, mark=catalogue.set_lint_warnings,
                                      open_builder=lambda: self.editor.set_builder_visible(True), parent=self)
         commands.view_menu.addAction(self.problems.toggle_action)
         self.window_layout = WindowLayout(self, settings=self.settings, commands=commands, editor=self.editor,
@@ -190,7 +190,7 @@ class MainWindow(QMainWindow):
         commands.next_pane.triggered.connect(self.panes.focus_next)
         commands.previous_pane.triggered.connect(self.panes.focus_previous)
         commands.page_chosen.connect(self.show_page)
-        commands.theme_chosen.connect(self._on_theme_chosen)
+        commands.theme_chosen.connect(self.set_theme)
         self.pages.restart_requested.connect(self.serving.restart)
         self.server_control.state_changed.connect(self._on_server_state_changed)
 
@@ -283,6 +283,7 @@ class MainWindow(QMainWindow):
         """Distraction-free: the code editor alone (F11 or Ctrl+Shift+M toggles it)."""
         self.commands.focus_mode.setChecked(on)
 
+    @Slot(str)
     def set_theme(self, name: str, *, remember: bool = True) -> None:
         """Apply "system", "light" or "dark" to the application (and remember it for the next start)."""
         app = QApplication.instance()
@@ -394,7 +395,3 @@ class MainWindow(QMainWindow):
         self.show_page("editor")
         self.editor.set_builder_visible(True)
         self.editor.focus_builder()
-
-    @Slot(str)
-    def _on_theme_chosen(self, name: str) -> None:
-        self.set_theme(name)

@@ -19,7 +19,8 @@ class ProblemsDock(QDockWidget):
 
     Its `ProblemsView` is made when the dock is first shown: a lint serves the project through a real
     engine and reads every sample, which a session that never looks at problems should not pay for.
-    Double clicking a finding selects its resource (`select`) and, for a field's, opens the builder. No signals
+    Double clicking a finding selects its resource (`select`) and, for a field's, opens the builder; the
+    resources with warnings or errors are passed to `mark` after each lint (the catalogue's marks). No signals
     of its own.
     """
 
@@ -29,6 +30,7 @@ class ProblemsDock(QDockWidget):
         *,
         select: Callable[[str], bool],
         open_builder: Callable[[], None],
+        mark: Callable[[list[str]], None],
         parent: QMainWindow,
     ) -> None:
         super().__init__("Problems", parent)
@@ -36,6 +38,7 @@ class ProblemsDock(QDockWidget):
         self._document = document
         self._select = select
         self._open_builder = open_builder
+        self._mark = mark
         self.view: ProblemsView | None = None
         self.toggle_action = self.toggleViewAction()
         self.toggle_action.setText("&Problems")
@@ -55,7 +58,13 @@ class ProblemsDock(QDockWidget):
         if visible and self.view is None:
             self.view = ProblemsView(self._document, self)
             self.view.problem_activated.connect(self._on_problem_activated)
+            self.view.resource_levels_changed.connect(self._on_levels_changed)
             self.setWidget(self.view)
+
+    @Slot(dict)
+    def _on_levels_changed(self, levels: dict[str, str]) -> None:
+        # The catalogue marks what has warnings or errors; notes are not worth a mark.
+        self._mark(sorted(name for name, level in levels.items() if level in ("error", "warning")))
 
     @Slot(str, str)
     def _on_problem_activated(self, resource: str, field: str) -> None:
