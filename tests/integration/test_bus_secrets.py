@@ -76,6 +76,7 @@ async def test_serve_connects_with_the_password_and_never_shows_it(tmp_path: Pat
     try:
         await replica.started()
         await until(lambda: "connected (channel" in replica.stderr(), what="the bus connected")
+        await until(lambda: "Sharing notifications on redis://" in replica.stderr(), what="the sharing line")
         assert await numsub(encoded, CHANNEL) == 1  # subscribed, so authenticated
         in_ps = _cmdline(replica.process.pid)
     finally:

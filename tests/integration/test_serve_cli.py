@@ -191,8 +191,11 @@ async def test_serve_runs_live_data_instances_listed_and_watched_files_announced
         assert "notes://welcome.md" in uris and "notes://projects/resource-studio.md" in uris
         await client.subscribe_resource("notes://welcome.md")
 
+        edits = iter(range(1_000_000))
+
         def edit() -> bool:
-            (tmp_path / "notes" / "welcome.md").write_text("# Welcome, edited\n", encoding="utf-8")
+            # New content each time: live data announces a change only where the content changed.
+            (tmp_path / "notes" / "welcome.md").write_text(f"# Welcome, edited {next(edits)}\n", encoding="utf-8")
             return "notes://welcome.md" in seen
 
         await wait_for(edit)  # the watcher may still be starting: the edit is repeated until it is heard
