@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import threading
 import time
-from collections.abc import Coroutine, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -22,7 +21,7 @@ from resources_qt.snippets import bind_project, create_pool
 from resources_qt.snippets.binding import project_folder
 from resources_qt.testing.eras import ERAS
 from resources_qt.testing.observed import ObservedRead, from_sdk_contents
-from resources_qt.testing.runner import CONCURRENT_READS, RunError
+from resources_qt.testing.runner import CONCURRENT_READS, RunError, run_interruptibly
 
 if TYPE_CHECKING:
     import mcp_types as types
@@ -43,7 +42,6 @@ MAX_READS = 10_000
 MAX_LIST_PAGES = 1_000
 """`resources/list` pages followed at most: a cursor that never ends must not keep a lint going."""
 _WORKERS_READY_TIMEOUT = 30.0
-_QUIET_ON_INTERRUPT = ("mcp", "uvicorn", "uvicorn.error", "uvicorn.access", "resources_qt.server")
 
 
 @dataclass(frozen=True)
@@ -74,33 +72,10 @@ def lint_project(
         RunError: the project cannot be served (an invalid resource, no free port...).
         ValueError: an unknown era, or a bound below 0.
     """
-    return _run(lint_project_async(project, source_text=source_text, eras=eras, max_instances=max_instances,
-                                   deadline=deadline, cancelled=cancelled))
-
-
-def _run(coroutine: Coroutine[Any, Any, T]) -> T:
-    # An explicit loop: a GUI process may have installed an event loop policy of its own.
-    loop = asyncio.SelectorEventLoop()
-    task = loop.create_task(coroutine)
-    try:
-        return loop.run_until_complete(task)
-    except KeyboardInterrupt:
-        # As `resource-studio test` does: cancel the task so its cleanup runs, and keep the SDK's and
-        # uvicorn's tracebacks of the requests cut short out of the terminal.
-        quieted = [logging.getLogger(name) for name in _QUIET_ON_INTERRUPT]
-        levels = [quiet.level for quiet in quieted]
-        for quiet in quieted:
-            quiet.setLevel(logging.CRITICAL + 1)
-        try:
-            task.cancel()
-            with contextlib.suppress(BaseException):
-                loop.run_until_complete(task)
-        finally:
-            for quiet, level in zip(quieted, levels, strict=True):
-                quiet.setLevel(level)
-        raise
-    finally:
-        loop.close()
+    return run_interruptibly(
+        lint_project_async(project, source_text=source_text, eras=eras, max_instances=max_instances,
+                           deadline=deadline, cancelled=cancelled)
+    )
 
 
 async def lint_project_async(

@@ -8,9 +8,9 @@ import fnmatch
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from resources_qt.collection import Resources
 from resources_qt.errors import ValidationError
@@ -52,6 +52,8 @@ logger = logging.getLogger(__name__)
 SAMPLE_PREFIX = "sample: "
 _WORKERS_READY_TIMEOUT = 30.0
 CONCURRENT_READS = 8
+T = TypeVar("T")
+
 _QUIET_ON_INTERRUPT = ("mcp", "uvicorn", "uvicorn.error", "uvicorn.access", "resources_qt.server")
 """Reads in flight at once within one era (tests without `max_ms`)."""
 
@@ -197,9 +199,7 @@ def run_tests(
         RunError: the project cannot be served (an invalid resource, no free port...).
         ValueError: an unknown era.
     """
-    # An explicit loop: a GUI process may have installed an event loop policy of its own.
-    loop = asyncio.SelectorEventLoop()
-    task = loop.create_task(
+    return run_interruptibly(
         run_tests_async(
             project,
             cases,
@@ -212,6 +212,13 @@ def run_tests(
             held_back=held_back,
         )
     )
+
+
+def run_interruptibly(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run `coroutine` on a fresh selector loop; on Ctrl+C cancel it so its cleanup (server, workers) runs."""
+    # An explicit loop: a GUI process may have installed an event loop policy of its own.
+    loop = asyncio.SelectorEventLoop()
+    task = loop.create_task(coroutine)
     try:
         return loop.run_until_complete(task)
     except KeyboardInterrupt:
