@@ -185,8 +185,11 @@ class ThemedHighlighter(QSyntaxHighlighter):
             self.rehighlight()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if watched is self._owner and event.type() == QEvent.Type.PaletteChange and self._owner is not None:
-            self.set_palette(self._owner.palette())
+        # A swapped-out document's highlighter can be asked while PySide tears its Python side down (its
+        # attributes already gone, the filter still installed): it has nothing to do then.
+        owner: QWidget | None = getattr(self, "_owner", None)
+        if owner is not None and watched is owner and event.type() == QEvent.Type.PaletteChange:
+            self.set_palette(owner.palette())
         return False
 
 
