@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from PySide6.QtCore import QModelIndex, Qt, Signal, Slot
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -37,6 +38,7 @@ from studio.tests_page.tests_model import (
     MESSAGE_COLUMN,
     NAME_COLUMN,
     STATUS_COLUMN,
+    TIME_COLUMN,
     URI_COLUMN,
     TestsModel,
 )
@@ -44,6 +46,9 @@ from studio.tests_page.tests_model import (
 __all__ = ["TestsView"]
 
 logger = logging.getLogger(__name__)
+
+MIN_NAME_WIDTH = 160
+"""The narrowest the name and URI columns get, in pixels."""
 
 
 class TestsView(QWidget):
@@ -123,9 +128,10 @@ class TestsView(QWidget):
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(MESSAGE_COLUMN, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(STATUS_COLUMN, QHeaderView.ResizeMode.ResizeToContents)
-        # Names and URIs are what a reader scans: room for them first, the message takes the rest.
+        # Names and URIs are what a reader scans: sized to their text (`_fit_columns`), the message takes the rest.
         header.resizeSection(NAME_COLUMN, 240)
         header.resizeSection(URI_COLUMN, 260)
+        header.setSectionResizeMode(TIME_COLUMN, QHeaderView.ResizeMode.ResizeToContents)
         self.details = QPlainTextEdit(self)
         self.details.setObjectName("testDetails")
         self.details.setAccessibleName("Test details")
@@ -174,6 +180,7 @@ class TestsView(QWidget):
     def refresh(self) -> None:
         """Re-read the tests and samples from the document (results of unchanged tests are kept)."""
         self.model.set_cases(collect_tests(self._document.project, self._document.project.tests))
+        self._fit_columns()
         self._update_buttons()
         self._show_details()
         self._find_orphans()
@@ -236,6 +243,20 @@ class TestsView(QWidget):
         self._worker.cancel(wait=timeout)
 
     # -- internals -----------------------------------------------------------
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        """Name and URI wide enough for their longest text, each at most a third of the table, so none wraps
+        at 1920 px while the message column keeps room at 1280 px."""
+        # The view's own width: at resizeEvent the layout has not resized the table yet.
+        cap = max(MIN_NAME_WIDTH, self.width() // 3)
+        header = self.table.horizontalHeader()
+        for column in (NAME_COLUMN, URI_COLUMN):
+            wanted = max(self.table.sizeHintForColumn(column), header.sectionSizeHint(column))
+            header.resizeSection(column, min(max(wanted, MIN_NAME_WIDTH), cap))
 
     def _servable_project(self) -> tuple[Project, list[str]]:
         # Work in progress stays in the document; the run holds back what would not serve (the same

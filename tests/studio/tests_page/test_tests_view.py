@@ -188,3 +188,28 @@ def test_run_on_save(qtbot: QtBot, tmp_path: Path) -> None:
         document.save()
     assert blocker.args == [5, 2]
     widget.shutdown()
+
+
+def test_name_and_uri_columns_fit_their_text_when_there_is_room(qtbot: QtBot) -> None:
+    project = _project()
+    long_name = "a knowledge base page whose name runs long"
+    project.tests = [*project.tests, *parse_tests([
+        {"name": long_name, "uri": "crm://customers/4242424242/profile", "expect": {"json": {"id": "4242424242"}}},
+    ])]
+    widget = TestsView(ProjectDocument(project))
+    qtbot.addWidget(widget)
+    widget.resize(1920, 800)
+    widget.show()
+    table = widget.findChild(QTableView, "testsTable")
+    header = table.horizontalHeader()
+    from studio.tests_page.tests_model import MESSAGE_COLUMN, NAME_COLUMN, URI_COLUMN
+
+    # Wide: neither column cuts or wraps its longest text (at the old fixed 240/260 px the name wrapped).
+    qtbot.waitUntil(lambda: header.sectionSize(NAME_COLUMN) >= table.sizeHintForColumn(NAME_COLUMN))
+    assert header.sectionSize(URI_COLUMN) >= table.sizeHintForColumn(URI_COLUMN)
+    # Narrow: each is capped at a third, so the message keeps room.
+    widget.resize(700, 500)
+    qtbot.waitUntil(lambda: header.sectionSize(NAME_COLUMN) <= widget.width() // 3)
+    assert header.sectionSize(URI_COLUMN) <= widget.width() // 3
+    assert header.sectionSize(MESSAGE_COLUMN) > 0
+    widget.shutdown()
