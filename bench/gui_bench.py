@@ -24,7 +24,7 @@ HUNG: list[str] = []
 
 def missing_parts() -> str | None:
     """None when the studio window and the facade it needs are in the tree, else what is missing."""
-    needed = [REPO / "studio" / "main_window.py", REPO / "resources_qt" / "qt" / "__init__.py",
+    needed = [REPO / "studio" / "shell" / "main_window.py", REPO / "resources_qt" / "qt" / "__init__.py",
               REPO / "resources_qt" / "snippets" / "__init__.py"]
     absent = [str(p.relative_to(REPO)) for p in needed if not p.exists()]
     return f"{', '.join(absent)} not in the tree yet" if absent else None
