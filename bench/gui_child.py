@@ -100,6 +100,7 @@ def _run(coro_fn: Any, project: str, *args: Any) -> int:
     asyncio.set_event_loop(loop)
     window = _open_window(project)
     gc.freeze()
+    window.controller.server_started.connect(collector.freeze_after_first_start)  # as run_app does
     try:
         with loop:
             loop.run_until_complete(coro_fn(app, window, *args))

@@ -15,10 +15,6 @@ __all__ = ["THEME_CHOICES", "parse_http", "run_app"]
 
 THEME_CHOICES = ("system", "light", "dark")
 
-FREEZE_AFTER_MS = 1000
-"""How long after the window is shown start-up's objects are collected and frozen out of later collections."""
-
-
 def parse_http(value: str) -> tuple[str, int]:
     """`[HOST:]PORT` as (host, port); the host defaults to the loopback address."""
     return parse_http_address(value)
@@ -61,7 +57,7 @@ def run_app(
     import qasync
     from PySide6.QtWidgets import QApplication
 
-    from resources_qt.qt.gc_guard import GuiThreadCollector
+    from resources_qt.qt.gc_guard import FREEZE_DELAY_MS, GuiThreadCollector
     from studio.look.icons import icon
     from studio.look.theme import apply_theme
     from studio.preferences.settings import StudioSettings
@@ -92,7 +88,8 @@ def run_app(
     try:
         window.open_initial(Path(project) if project else None)
         window.show()
-        collector.freeze_later(FREEZE_AFTER_MS)
+        collector.freeze_later(FREEZE_DELAY_MS)
+        window.controller.server_started.connect(collector.freeze_after_first_start)
         if stdio:
             window.start_stdio()
         if endpoint is not None:

@@ -1,4 +1,4 @@
-"""The GUI benchmarks find the parts of the tree they drive (a move of the window once made them all "not available")."""
+"""The GUI benchmarks find the parts of the tree they drive (a move of the window made them all "not available")."""
 
 from __future__ import annotations
 
