@@ -118,8 +118,11 @@ def measure(quick: bool) -> dict[str, Any]:
             for _, url in servers.values():  # warm: imports, worker spawn, first-call caches
                 asyncio.run(_load(url, 2, 1.0))
             metrics_url = f"http://127.0.0.1:{metrics_port}/metrics"
-            for _ in range(rounds):
-                for name, (_, url) in servers.items():
+            names = list(servers)
+            for round_ in range(rounds):
+                # The order turns each round, so no configuration always runs first (or after the same one).
+                for name in names[round_ % 3:] + names[: round_ % 3]:
+                    url = servers[name][1]
                     if name == "metrics":
                         with _scraping(metrics_url):
                             out[name].append(asyncio.run(_load(url, CLIENTS, seconds)))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -108,15 +109,21 @@ def test_traces_asked_for_without_the_extra_is_a_one_line_error_naming_it(tmp_pa
 
 def test_without_the_variables_nothing_of_the_otel_sdk_is_loaded(tmp_path: Path) -> None:
     path = save_project(_project(), tmp_path / "p.toml")
-    probe = (
-        "import sys, runpy\n"
-        "from resources_qt.server.cli import serve_main\n"
-        "import resources_qt.server.cli as cli\n"
-        "cli._wait_until_stopped = lambda server: print(sorted(m for m in sys.modules if m.startswith("
-        "('opentelemetry.sdk', 'opentelemetry.exporter', 'prometheus_client'))), file=sys.stderr)\n"
-        f"sys.exit(serve_main([{str(path)!r}, '--http', '0']))\n"
-    )
-    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=serve_env(), cwd=ROOT,
-                            timeout=60, check=False)  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    assert result.stderr.strip().splitlines()[-1] == "[]"
+
+    def loaded(*args: str) -> list[str]:
+        probe = (
+            "import sys\n"
+            "import resources_qt.server.cli as cli\n"
+            "cli._wait_until_stopped = lambda server: print(sorted(m for m in sys.modules if m.startswith("
+            "('opentelemetry.sdk', 'opentelemetry.exporter', 'prometheus_client.'))), file=sys.stderr)\n"
+            f"sys.exit(cli.serve_main([{str(path)!r}, '--http', '127.0.0.1:0', *{list(args)!r}]))\n"
+        )
+        result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=serve_env(),
+                                cwd=ROOT, timeout=60, check=False)  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        return list(ast.literal_eval(result.stderr.strip().splitlines()[-1]))
+
+    assert loaded() == []
+    with_metrics = loaded("--metrics", "127.0.0.1:0")
+    assert "prometheus_client.registry" in with_metrics
+    assert not [m for m in with_metrics if m.startswith("opentelemetry")]
