@@ -34,6 +34,7 @@ SUITES: dict[str, str] = {
     "helpers": "bench.helper_start_bench",
     "lint": "bench.lint_bench",
     "auth": "bench.auth_bench",
+    "observability": "bench.metrics_bench",
 }
 
 

@@ -20,6 +20,7 @@ from resources_qt.project import Project, ResourceSpec
 from resources_qt.project.settings_table import settings_for
 from resources_qt.qt.engine_parts import EngineParts, build_engine, import_engine
 from resources_qt.qt.facade_events import CompletionsDone, PreviewDone, TransportFailed, event_emitters
+from resources_qt.qt.metrics_feed import MetricsFeed
 from resources_qt.qt.pump import EventPump
 from resources_qt.resource import Resource
 from resources_qt.server.auth.visibility import ScopePolicy, reading_as
@@ -92,6 +93,7 @@ class ServerController(QObject):
         data_changed(str resource, float time, list[str] uris): a watched file or a polled read changed;
             `uris` were sent `updated`.
         bus_state_changed(bool connected, str url): the notification bus connected or went away (url redacted).
+        metrics_sampled(MetricsSample): the reads of the last second while serving (resources_qt.qt.metrics_feed).
     """
 
     server_started = Signal(str)
@@ -112,6 +114,7 @@ class ServerController(QObject):
     instances_listed = Signal(str, int)
     data_changed = Signal(str, float, list)
     bus_state_changed = Signal(bool, str)
+    metrics_sampled = Signal(object)
 
     def __init__(
         self, *, project: Project, parent: QObject | None = None, pool: SnippetPool | None = None
@@ -138,6 +141,7 @@ class ServerController(QObject):
         self._side_stop: asyncio.Event | None = None
         self._shut = False
         self._read_as: tuple[str, ...] | None = None
+        self._metrics = MetricsFeed(self, parts=lambda: self._engine, emit=self.metrics_sampled.emit)
 
     # -- properties ------------------------------------------------------------------
 

@@ -36,6 +36,7 @@ CONTROLLER_SIGNALS: dict[str, tuple[str, ...]] = {
     "instances_listed": ("QString", "int"),  # resource, count
     "data_changed": ("QString", "double", "QVariantList"),  # resource, time, list[str] URIs sent `updated`
     "bus_state_changed": ("bool", "QString"),  # connected, redacted URL
+    "metrics_sampled": ("PyObject",),  # MetricsSample: the last second's reads, once a second while serving
 }
 """Every signal a controller has, with its payload: the one statement of the window-facade boundary."""
 
@@ -65,6 +66,7 @@ class StudioController(Protocol):
     instances_listed: SignalInstance
     data_changed: SignalInstance
     bus_state_changed: SignalInstance
+    metrics_sampled: SignalInstance
 
     @property
     def project(self) -> Project: ...

@@ -1,4 +1,4 @@
-"""`resource-studio serve PROJECT [--http [HOST:]PORT] [--stdio] [--watch] [--readers MODE] ...`: headless serving."""
+"""`resource-studio serve PROJECT [--http [HOST:]PORT] [--stdio] [--watch] [--metrics [HOST:]PORT]`: headless."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from resources_qt.address import parse_http_address
 from resources_qt.bus.cli import BUS_PASSWORD_FILE_HELP, BUS_PASSWORD_HELP, bus_password
@@ -24,9 +24,15 @@ from resources_qt.server.engine import ResourceServer
 from resources_qt.server.events import ServerEvent, ServerFailed, TransportStopped
 from resources_qt.server.factory import build_server
 from resources_qt.server.logtext import EscapingFormatter
+from resources_qt.server.metrics_readers import MeasuredReaders
 from resources_qt.server.output_writer import MAX_OUTPUT_FILE_BYTES, OutputFile, OutputWriter
 from resources_qt.snippets import SnippetPool, bind_project, snippet_resource
 from resources_qt.snippets.binding import READERS, create_readers
+
+if TYPE_CHECKING:  # loaded only when --metrics or the OTEL_* variables ask for them
+    from resources_qt.server.metrics_http import MetricsListener
+    from resources_qt.server.tracing import Tracing
+    from resources_qt.snippets.readers import SnippetReaders
 
 __all__ = ["build_parser", "parse_address", "serve_main"]
 
@@ -34,6 +40,7 @@ logger = logging.getLogger(__name__)
 
 PROG = "resource-studio serve"
 TOKEN_ENV = "RESOURCE_STUDIO_TOKEN"
+METRICS_ENV = "RESOURCE_STUDIO_METRICS"
 THREAD_READERS_NOTICE = "Trusted mode: readers run in threads of the server process: no memory or crash containment"
 
 
@@ -49,7 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
         f"sessions and notifications) serves the launching stdio client and HTTP clients at once; the process "
         f"ends when the stdio client closes stdin, like every stdio server, since the client that launched it "
         f"owns its lifetime (HTTP sessions end with it). The bearer token may also come from ${TOKEN_ENV}, the "
-        f"bus URL from ${BUS_ENV}. Logs go to stderr.",
+        f"bus URL from ${BUS_ENV}, the metrics address from ${METRICS_ENV}. With the standard OpenTelemetry "
+        f"variables (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_TRACES_EXPORTER=otlp, ...) traces are exported over "
+        f"OTLP/HTTP (needs the [otel] extra). Logs go to stderr.",
     )
     parser.add_argument("project", help="the project file (.toml)")
     parser.add_argument("--http", metavar="[HOST:]PORT", help="serve Streamable HTTP at http://HOST:PORT/mcp")
@@ -82,6 +91,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="where reader snippets run (default: the project's [server] readers, else process): 'process', "
         "worker processes with memory, crash and timeout containment; 'thread', threads of the server process, "
         "faster, for trusted projects only: no memory or crash containment, a timed-out snippet runs on",
+    )
+    parser.add_argument(
+        "--metrics",
+        metavar="[HOST:]PORT",
+        help=f"serve Prometheus metrics at http://HOST:PORT/metrics (default ${METRICS_ENV}; loopback unless "
+        "--metrics-public)",
+    )
+    parser.add_argument(
+        "--metrics-public",
+        action="store_true",
+        help="allow --metrics on a non-loopback address (the metrics have no authentication of their own)",
     )
     parser.add_argument(
         "--log-level", default="warning", choices=["debug", "info", "warning", "error"], help="stderr log level"
@@ -129,6 +149,8 @@ def serve_main(argv: Sequence[str]) -> int:
         if address is not None:
             _check_authorization(project, token)
         bus = _make_bus(args, project.server.name)
+        metrics_address = _metrics_address(args)
+        tracing = _start_tracing(project)
     except _UsageError as exc:
         return _fail(str(exc))
     except ProjectError as exc:
@@ -139,6 +161,9 @@ def serve_main(argv: Sequence[str]) -> int:
         return _fail(f"--snippet-output: {_one_line(exc)}")
     settings = project.server
     pool = create_readers(project, readers=args.readers)
+    # Reader calls timed for the worker histogram and the reader spans; without either, the pool as it is.
+    measured = MeasuredReaders(pool) if metrics_address is not None or tracing is not None else None
+    served = measured if measured is not None else pool
     threaded = not isinstance(pool, SnippetPool)
     watcher: Any = None
     server: ResourceServer | None = None
@@ -146,14 +171,23 @@ def serve_main(argv: Sequence[str]) -> int:
     # SIGTERM ends serving like Ctrl+C does, so snippet workers are reaped on the way out.
     previous_term = signal.signal(signal.SIGTERM, signal.default_int_handler)
     writer: OutputWriter | None = None
+    metrics_listener: MetricsListener | None = None
     if output_sink is not None:
         # Queued to a thread: the direct path delivers output on the server loop, which must not wait on a sink.
         writer = OutputWriter(output_sink)
         pool.add_read_output_listener(writer)
     try:
         pool.start()
-        server = build_server(project, bind_project(project, pool))
+        server = build_server(project, bind_project(project, served))
         server.set_bus(bus)
+        if measured is not None:
+            measured.attach(server)
+        server.tracing = tracing
+        if metrics_address is not None:
+            try:
+                metrics_listener = _listen_metrics(server, pool, metrics_address)
+            except OSError as exc:
+                return _fail(f"--metrics: {_one_line(exc)}")
         # Data-driven listing and notifications: instances snippets, watched files, interval polling.
         # LiveData names the process pool; it uses only the surface both runners share (SnippetReaders).
         live = LiveData(server, project, cast(SnippetPool, pool))
@@ -173,7 +207,7 @@ def serve_main(argv: Sequence[str]) -> int:
                 Path(args.project),
                 server=server,
                 project=project,
-                make=lambda spec: snippet_resource(spec, pool),
+                make=lambda spec: snippet_resource(spec, served),
                 set_prelude=pool.set_prelude,
                 on_reload=live.set_project,
             )
@@ -183,6 +217,7 @@ def serve_main(argv: Sequence[str]) -> int:
             except (OSError, ValueError) as exc:
                 return _fail(_one_line(exc))
             print(f"Serving {settings.name!r} at {url}", file=sys.stderr, flush=True)
+            _print_metrics(metrics_listener)
             if threaded:  # after the URL line: scripts read the address off the first line
                 print(THREAD_READERS_NOTICE, file=sys.stderr, flush=True)
             if settings.auth is not None:
@@ -200,6 +235,7 @@ def serve_main(argv: Sequence[str]) -> int:
             else:
                 _wait_until_stopped(server)
         else:
+            _print_metrics(metrics_listener)
             if threaded:
                 print(THREAD_READERS_NOTICE, file=sys.stderr, flush=True)
             if watcher is not None:
@@ -217,6 +253,10 @@ def serve_main(argv: Sequence[str]) -> int:
             live.close()
         if server is not None:
             server.close()
+        if metrics_listener is not None:
+            metrics_listener.close()
+        if tracing is not None:
+            tracing.shutdown()
         pool.close()
         if writer is not None:
             writer.close()
@@ -236,6 +276,50 @@ def _check_authorization(project: Project, token: str | None) -> None:
             "%d resources declare scopes (%s) but the project has no [server.auth]: every HTTP client sees them",
             len(scoped), ", ".join(scoped[:5]) + (", ..." if len(scoped) > 5 else ""),
         )  # fmt: skip
+
+
+def _metrics_address(args: argparse.Namespace) -> tuple[str, int] | None:
+    """Where `--metrics` (or $RESOURCE_STUDIO_METRICS) serves, checked against `--metrics-public`; None: nowhere."""
+    given = args.metrics if args.metrics is not None else os.environ.get(METRICS_ENV)
+    if given is None or not given.strip():
+        if args.metrics_public:
+            raise _UsageError(f"--metrics-public needs --metrics (or ${METRICS_ENV})")
+        return None
+    source = "--metrics" if args.metrics is not None else f"${METRICS_ENV}"
+    try:
+        host, port = parse_http_address(given.strip())
+        from resources_qt.server.metrics_http import check_metrics_bind
+
+        check_metrics_bind(host, public=args.metrics_public)
+    except ValueError as exc:
+        raise _UsageError(f"{source}: {str(exc).replace('--http ', '').replace('--metrics: ', '')}") from None
+    return host, port
+
+
+def _start_tracing(project: Project) -> Tracing | None:
+    """Traces over OTLP/HTTP when the OTEL_* variables ask for them; without them nothing is imported."""
+    from resources_qt.server.tracing import TracingDependencyError, TracingSetupError, traces_requested
+
+    try:
+        if not traces_requested():
+            return None
+        from resources_qt.server.tracing import start_tracing
+
+        return start_tracing(service_name=project.server.name, service_version=project.server.version)
+    except (TracingSetupError, TracingDependencyError) as exc:
+        raise _UsageError(str(exc)) from None
+
+
+def _listen_metrics(server: ResourceServer, pool: SnippetReaders, address: tuple[str, int]) -> MetricsListener:
+    """/metrics of `server` (its gauges reporting `pool`) at `address`, on the listener's own threads."""
+    from resources_qt.server.metrics_http import MetricsListener
+
+    return MetricsListener(server.enable_metrics(readers=pool).registry, *address)
+
+
+def _print_metrics(listener: MetricsListener | None) -> None:
+    if listener is not None:
+        print(f"Metrics at {listener.url}", file=sys.stderr, flush=True)
 
 
 def _open_output_sink(where: str | None) -> TextIO | OutputFile | None:

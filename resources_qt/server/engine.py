@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import functools
 import logging
 import threading
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping, Sequence
-from typing import Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from mcp.server.context import ServerRequestContext
 
@@ -35,6 +36,8 @@ from resources_qt.server.events import (
     TransportStopped,
 )
 from resources_qt.server.handlers import build_lowlevel
+from resources_qt.server.metrics_labels import NotificationOrigin
+from resources_qt.server.metrics_notify import ORIGIN, caller_origin, send_instrumented, tag_remote_origin
 from resources_qt.server.middleware import SESSION_KEY, EngineMiddleware, connection_of
 from resources_qt.server.notify import EngineDelivery, Notifier
 from resources_qt.server.outbox import SEND_QUEUE
@@ -51,6 +54,11 @@ from resources_qt.server.transports import (
     TransportName,
     current_transport,
 )
+
+if TYPE_CHECKING:  # prometheus_client and OpenTelemetry's SDK load only when metrics or traces are asked for
+    from resources_qt.server.metrics import ServerMetrics
+    from resources_qt.server.tracing import Tracing
+    from resources_qt.snippets.readers import SnippetReaders
 
 __all__ = ["ResourceServer"]
 
@@ -162,9 +170,14 @@ class ResourceServer:
                 registry=self.registry,
                 notifications=lambda: self.enable_resource_notifications,
                 subscriptions=lambda: self.enable_resource_subscriptions,
+                wrap=functools.partial(send_instrumented, self),
             ),
             None,
         )
+        self.metrics: ServerMetrics | None = None
+        """The Prometheus metrics of this server (`enable_metrics`); None: nothing is counted."""
+        self.tracing: Tracing | None = None
+        """Spans of reads and notifications (`resources_qt.server.tracing.start_tracing`); None: no tracing."""
         self.read_cache = ReadCache()
         """Answers of resources with a cache hint, within their TTL; dropped by notifications and edits."""
         self._disconnect_cache = connect_read_cache(self.read_cache, notifier=self.notifier, resources=resources)
@@ -183,6 +196,14 @@ class ResourceServer:
         self._change = threading.local()
         self._unlisten = resources.add_listener(self._on_collection_change)
         self.set_bus(bus)
+
+    def enable_metrics(self, *, readers: SnippetReaders | None = None) -> ServerMetrics:
+        """Count reads and notifications from now on (idempotent); `readers`: the pool the gauges report."""
+        if self.metrics is None:
+            from resources_qt.server.metrics import ServerMetrics
+
+            self.metrics = ServerMetrics(self, readers=readers)
+        return self.metrics
 
     # -- observers -----------------------------------------------------------
 
@@ -475,18 +496,31 @@ class ResourceServer:
         self.relay.bus = bus
         if bus is not None:
             shown = redact(bus.url)
-            self._unwatch_bus = bus.add_state_listener(
+            unwatch = bus.add_state_listener(
                 lambda connected: self.emit(BusStateChanged(connected, shown, bus.channel))
             )
+            # Before the relay's own listener (it subscribes when the loop starts): tells what it delivers
+            # came from another replica or from `resource-studio notify` (the metrics' origin label).
+            untag = bus.add_listener(tag_remote_origin)
 
-    async def notify(self, notification: Notification, *, key: str | None = None) -> None:
+            def unhook() -> None:
+                unwatch()
+                untag()
+
+            self._unwatch_bus = unhook
+
+    async def notify(
+        self, notification: Notification, *, key: str | None = None, origin: NotificationOrigin | None = None
+    ) -> None:
         """Announce `notification` to this server's sessions and, with a bus, every replica's.
 
         A no-op unless its switch is on (`notifications` for list_changed, `subscriptions` for updated).
         What it concerns is dropped from the read cache first, whether or not anything goes out (switched
         off, the server stopped): what changed must not be served from the cache, now or after a restart.
         `key` names the change when several replicas may raise it on their own (see NotificationRelay).
+        `origin` says who raised it, for the metrics (default: the live data's watch or poll, else "edit").
         """
+        raised_by = caller_origin(origin)
         if isinstance(notification, Updated):
             self.read_cache.invalidate(notification.uri)
         else:
@@ -495,7 +529,7 @@ class ResourceServer:
             self.enable_resource_subscriptions
         )
         if on:
-            await self._on_server_loop(lambda: self._send(notification, key=key))
+            await self._on_server_loop(lambda: self._send(notification, key=key, origin=raised_by))
 
     def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T] | None:
         """Schedule `coro` on the server loop from any thread without waiting.
@@ -532,11 +566,17 @@ class ResourceServer:
         except RuntimeError:
             logger.debug("Notification dropped: the server loop has stopped")
 
-    async def _send(self, notification: Notification, *, key: str | None = None) -> None:
+    async def _send(
+        self, notification: Notification, *, key: str | None = None, origin: NotificationOrigin = "edit"
+    ) -> None:
         if isinstance(notification, ListChanged):
             with self._state_lock:
                 self._list_changed_pending = False
-        await self.relay.send(notification, key=key)
+        token = ORIGIN.set(origin)
+        try:
+            await self.relay.send(notification, key=key)
+        finally:
+            ORIGIN.reset(token)
 
     @contextlib.contextmanager
     def change_key(self, key: str | None) -> Iterator[None]:

@@ -18,6 +18,7 @@ from resources_qt.errors import INTERNAL_ERROR, INVALID_PARAMS, ReaderFailedErro
 from resources_qt.server.completion import MAX_VALUES, complete_values, require_template
 from resources_qt.server.disconnects import watch_hang_up
 from resources_qt.server.events import SessionOpened, SubscriptionAdded, SubscriptionRemoved
+from resources_qt.server.metrics_read import ProbedCache, instrumented_read
 from resources_qt.server.read_cache import Ticket
 from resources_qt.server.reading import not_found_code, resolve
 from resources_qt.server.sessions import ListenSession
@@ -71,8 +72,9 @@ class _Handlers:
 
     def __init__(self, engine: ResourceServer) -> None:
         self._engine = engine
-        # Answers of resources with a cache hint, within their TTL (never for resources without one).
-        self._cache = engine.read_cache
+        # Answers of resources with a cache hint, within their TTL (never for resources without one); probed:
+        # a hit is told to the read's metrics wrapper (resources_qt.server.metrics_read).
+        self._cache = ProbedCache(engine.read_cache)
 
     async def _before_list(self) -> None:
         callback = self._engine.on_list_resources
@@ -301,7 +303,8 @@ def build_lowlevel(engine: ResourceServer) -> EngineServer:
         cache_hints=hints,
         on_list_resources=handlers.list_resources,
         on_list_resource_templates=handlers.list_templates,
-        on_read_resource=handlers.read,
+        # Counted and timed around the handler when metrics or traces are on (resources_qt.server.metrics_read).
+        on_read_resource=instrumented_read(engine, handlers.read),
         on_subscribe_resource=handlers.subscribe if engine.enable_resource_subscriptions else None,
         on_unsubscribe_resource=handlers.unsubscribe if engine.enable_resource_subscriptions else None,
         on_subscriptions_listen=handlers.listen if listens else None,

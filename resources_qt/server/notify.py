@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -159,13 +159,18 @@ class EngineDelivery:
         registry: SessionRegistry,
         notifications: Callable[[], bool],
         subscriptions: Callable[[], bool],
+        wrap: Callable[[Notification, Callable[[Notification], Awaitable[int]]], Awaitable[int]] | None = None,
     ) -> None:
         self._notifier = notifier
+        # `wrap(notification, send)` sends through `send` with the metrics and traces around it.
+        self._wrap = wrap
         self._registry = registry
         self._notifications = notifications
         self._subscriptions = subscriptions
 
     async def deliver(self, notification: Notification) -> int:
+        if self._wrap is not None:
+            return await self._wrap(notification, self._notifier.send)
         return await self._notifier.send(notification)
 
     def changed(self, notification: Notification) -> None:

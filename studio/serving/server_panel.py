@@ -29,6 +29,7 @@ from resources_qt.project import AuthConfig
 from studio.look.elided_label import ElidedLabel
 from studio.look.icons import icon
 from studio.serving.client_config import ClientConfigView
+from studio.serving.metrics_charts import MetricsCharts
 from studio.serving.sessions_view import SessionsModel, SessionsView
 
 __all__ = ["ServerPanel"]
@@ -244,6 +245,8 @@ class ServerPanel(QWidget):
         left_layout.setContentsMargins(0, 0, 0, 0)
         left_layout.addWidget(http_box)
         left_layout.addWidget(config_box, 1)
+        self.metrics_charts = MetricsCharts(self)  # live reads/s, latency and errors (the presenter feeds it)
+        left_layout.addWidget(self.metrics_charts)
         self._boxes = QBoxLayout(QBoxLayout.Direction.LeftToRight, self)
         self._boxes.setContentsMargins(4, 4, 4, 4)
         self._boxes.addWidget(left, 2)

@@ -118,6 +118,8 @@ class ServingPresenter(QObject):
         ctl.traffic_logged.connect(self._traffic_log.add_entries)
         ctl.notification_sent.connect(self._on_notification_sent)
         ctl.bus_state_changed.connect(panel.set_bus_state)
+        ctl.metrics_sampled.connect(panel.metrics_charts.add_sample)
+        panel.metrics_charts.second_clicked.connect(self._traffic_log.scroll_to_time)
 
     # -- API for the window ------------------------------------------------------------
 
@@ -161,6 +163,7 @@ class ServingPresenter(QObject):
         spec = self._document.spec(name) if name else None
         samples = spec.sample_uris() if spec is not None else []
         self._panel.set_current_uri(spec.uri or (samples[0] if samples else "") if spec is not None else "")
+        self._panel.metrics_charts.set_resource(name if spec is not None else "")
 
     @Slot()
     def restart(self) -> None:

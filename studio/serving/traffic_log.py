@@ -6,7 +6,7 @@ import json
 import logging
 from collections import deque
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -490,6 +490,28 @@ class TrafficLog(QWidget):
             return
         entry = rows[0].data(TrafficModel.EntryRole)
         self.show_entry(entry)
+
+    @Slot(float)
+    def scroll_to_time(self, when: float) -> bool:
+        """Select and show the first message shown at or after wall-clock second `when` (a chart's spike);
+        the log stops following new messages. False when none is that recent."""
+        target = datetime.fromtimestamp(int(when), UTC)
+        proxy = self.proxy
+        low, high = 0, proxy.rowCount()
+        while low < high:  # the log is in arrival order, so times only grow
+            middle = (low + high) // 2
+            entry = proxy.index(middle, 0).data(TrafficModel.EntryRole)
+            if isinstance(entry.time, datetime) and entry.time < target:
+                low = middle + 1
+            else:
+                high = middle
+        if low >= proxy.rowCount():
+            return False
+        self._follow = False
+        index = proxy.index(low, 0)
+        self.table.selectRow(low)
+        self.table.scrollTo(index, QTableView.ScrollHint.PositionAtTop)
+        return True
 
     def show_entry(self, entry: TrafficEntry) -> None:
         text = json.dumps(entry.message, indent=2, ensure_ascii=False, default=str)
