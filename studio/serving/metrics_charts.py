@@ -67,13 +67,19 @@ class SampleChart(QWidget):
             return [status.warning_text, status.error_text, blend(status.error_text, palette.color(
                 QPalette.ColorRole.Text), amount=0.4), status.muted_text][: len(self.names)]  # fmt: skip
         highlight = palette.color(QPalette.ColorRole.Highlight)
-        return [highlight, blend(highlight, palette.color(QPalette.ColorRole.Text), amount=0.5)]
+        return [highlight, blend(highlight, palette.color(QPalette.ColorRole.Text), amount=0.5)][: len(self.names)]
 
     def _plot(self) -> QRectF:
         return QRectF(self.rect()).adjusted(4, 16, -4, -4)
 
     def paintEvent(self, event: QPaintEvent) -> None:
         painter = QPainter(self)
+        try:
+            self._paint(painter)
+        finally:
+            painter.end()  # an active painter left behind by an exception crashes the backing store
+
+    def _paint(self, painter: QPainter) -> None:
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         palette = self.palette()
         plot = self._plot()
@@ -103,7 +109,6 @@ class SampleChart(QWidget):
                       for i, v in enumerate(values)]  # fmt: skip
             if len(points) > 1:
                 painter.drawPolyline(points)
-        painter.end()
 
     def sample_at(self, x: float) -> MetricsSample | None:
         plot = self._plot()

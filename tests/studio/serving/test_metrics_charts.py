@@ -9,7 +9,8 @@ from mcp.shared.exceptions import MCPError
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtWidgets import QApplication
 
-from resources_qt.qt.metrics_feed import quantile_ms
+from resources_qt.qt.metrics_feed import MetricsSample, quantile_ms
+from studio.serving.metrics_charts import MetricsCharts
 
 pytestmark = pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
 
@@ -84,3 +85,15 @@ def test_latency_quantiles_from_histogram_buckets() -> None:
     assert quantile_ms(buckets, [0, 10, 10, 10], 0.5) == pytest.approx(5.5)  # halfway through 1-10 ms
     assert quantile_ms(buckets, [0, 0, 0, 4], 0.99) == pytest.approx(100.0)  # past the last bound: that bound
     assert quantile_ms(buckets, [10, 10, 10, 10], 0.99) == pytest.approx(0.99)
+
+
+def test_every_chart_paints_its_samples(qtbot) -> None:
+    """Painted, not only fed: a one-series chart once indexed a second colour and crashed the grab."""
+    charts = MetricsCharts()
+    qtbot.addWidget(charts)
+    charts.resize(900, 200)
+    for second in range(3):
+        charts.add_sample(MetricsSample(time=1_000.0 + second, seconds=1.0, reads=10 + second,
+                                        errors={"error": 1}, p50_ms=2.0, p99_ms=9.0, by_resource={}))
+    for chart in (charts.rate_chart, charts.latency_chart, charts.error_chart):
+        assert not chart.grab().isNull()
