@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import itertools
 import os
 import sys
 import tempfile
@@ -42,8 +43,14 @@ def _client_session(url: str, uris: list[str], done: threading.Event, stop: thre
                 with contextlib.suppress(Exception):  # the example may not enable subscriptions
                     await client.subscribe_resource(uris[0])
             done.set()
-            while not stop.is_set():
-                await asyncio.sleep(0.05)
+            # A trickle of reads while the pages are shot: the Server page's charts have seconds to show.
+            for uri in itertools.cycle(uris or [""]):
+                if stop.is_set():
+                    break
+                if uri:
+                    with contextlib.suppress(Exception):
+                        await client.read_resource(uri)
+                await asyncio.sleep(0.2)
 
     loop = asyncio.SelectorEventLoop()
     try:

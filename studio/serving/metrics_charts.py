@@ -8,7 +8,7 @@ from datetime import datetime
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal, Slot
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QPalette, QPen
-from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QLabel, QToolTip, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QLabel, QSizePolicy, QToolTip, QVBoxLayout, QWidget
 
 from resources_qt.qt.metrics_feed import ERROR_OUTCOMES, MetricsSample, ResourceSample
 from studio.look.colours import blend
@@ -43,6 +43,7 @@ class SampleChart(QWidget):
         self._series, self._bars = series, bars
         self.samples: deque[MetricsSample] = deque(maxlen=HISTORY)
         self.setMinimumHeight(70)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)  # the page's room is theirs
         self.setMouseTracking(True)
         self.setAccessibleName(title)
 
@@ -166,7 +167,7 @@ class MetricsCharts(QGroupBox):
             chart.second_clicked.connect(self.second_clicked)
             charts.addWidget(chart, 1)
         layout = QVBoxLayout(self)
-        layout.addLayout(charts)
+        layout.addLayout(charts, 1)
         layout.addWidget(self.summary)
 
     def _part(self, sample: MetricsSample) -> ResourceSample:

@@ -246,7 +246,8 @@ class ServerPanel(QWidget):
         left_layout.addWidget(http_box)
         left_layout.addWidget(config_box, 1)
         self.metrics_charts = MetricsCharts(self)  # live reads/s, latency and errors (the presenter feeds it)
-        left_layout.addWidget(self.metrics_charts)
+        # The charts share the column's height with the client configuration (a few lines of JSON).
+        left_layout.addWidget(self.metrics_charts, 1)
         self._boxes = QBoxLayout(QBoxLayout.Direction.LeftToRight, self)
         self._boxes.setContentsMargins(4, 4, 4, 4)
         self._boxes.addWidget(left, 2)
