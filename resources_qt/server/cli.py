@@ -18,6 +18,7 @@ from resources_qt.bus.cli import BUS_PASSWORD_FILE_HELP, BUS_PASSWORD_HELP, bus_
 from resources_qt.bus.redis_bus import RedisBus
 from resources_qt.bus.urls import BUS_ENV, BusDependencyError, default_channel, redact
 from resources_qt.live import LiveData
+from resources_qt.notifications import Updated
 from resources_qt.project import Project, ProjectError, load_project
 from resources_qt.server.auth.access import combined_with_token
 from resources_qt.server.engine import ResourceServer
@@ -27,6 +28,7 @@ from resources_qt.server.logtext import EscapingFormatter
 from resources_qt.server.output_writer import MAX_OUTPUT_FILE_BYTES, OutputFile, OutputWriter
 from resources_qt.snippets import SnippetPool, bind_project, snippet_resource
 from resources_qt.snippets.binding import READERS, create_readers
+from resources_qt.upstream import Upstreams, bind_upstreams, upstream_or
 
 __all__ = ["build_parser", "parse_address", "serve_main"]
 
@@ -143,6 +145,7 @@ def serve_main(argv: Sequence[str]) -> int:
     watcher: Any = None
     server: ResourceServer | None = None
     live: LiveData | None = None
+    upstreams: Upstreams | None = None
     # SIGTERM ends serving like Ctrl+C does, so snippet workers are reaped on the way out.
     previous_term = signal.signal(signal.SIGTERM, signal.default_int_handler)
     writer: OutputWriter | None = None
@@ -152,7 +155,10 @@ def serve_main(argv: Sequence[str]) -> int:
         pool.add_read_output_listener(writer)
     try:
         pool.start()
-        server = build_server(project, bind_project(project, pool))
+        resources = bind_project(project, pool)
+        # Imported resources read through their [[upstreams]]; an upstream's `updated` goes to subscribers here.
+        upstreams = bind_upstreams(project, resources, on_updated=lambda uri: _tell_updated(server, uri))
+        server = build_server(project, resources)
         server.set_bus(bus)
         # Data-driven listing and notifications: instances snippets, watched files, interval polling.
         # LiveData names the process pool; it uses only the surface both runners share (SnippetReaders).
@@ -173,7 +179,7 @@ def serve_main(argv: Sequence[str]) -> int:
                 Path(args.project),
                 server=server,
                 project=project,
-                make=lambda spec: snippet_resource(spec, pool),
+                make=upstream_or(lambda spec: snippet_resource(spec, pool), upstreams),
                 set_prelude=pool.set_prelude,
                 on_reload=live.set_project,
             )
@@ -217,11 +223,18 @@ def serve_main(argv: Sequence[str]) -> int:
             live.close()
         if server is not None:
             server.close()
+        if upstreams is not None:
+            upstreams.close()
         pool.close()
         if writer is not None:
             writer.close()
         if output_sink is not None and output_sink is not sys.stderr:
             output_sink.close()
+
+
+def _tell_updated(server: ResourceServer | None, uri: str) -> None:
+    if server is not None:
+        server.submit(server.notify(Updated(uri)))
 
 
 def _check_authorization(project: Project, token: str | None) -> None:

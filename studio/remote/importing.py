@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Collection
 
-from resources_qt.client import RemoteResource
+from resources_qt.client import RemoteResource, Target
 from resources_qt.content import ResourceContent
 from resources_qt.errors import ValidationError
 from resources_qt.project import ResourceSpec
+from resources_qt.project.upstreams import UpstreamSpec
 from resources_qt.resource import Annotations, Audience, Icon
 
-__all__ = ["SNAPSHOT_LIMIT", "NotImportable", "metadata_spec", "static_spec", "unique_name"]
+__all__ = [
+    "SNAPSHOT_LIMIT", "NotImportable", "metadata_spec", "static_spec", "unique_name", "upstream_for", "upstream_spec",
+]
 
 SNAPSHOT_LIMIT = 256 * 1024
 """Bytes of content a static import copies into the project file at most (it lives in the reader's source)."""
@@ -100,4 +104,26 @@ def static_spec(entry: RemoteResource | None, uri: str, contents: tuple[Resource
     spec.size = size
     note = f"# A copy of {uri}, read from the remote server when it was imported.\n"
     spec.reader = f"{note}def read(uri, params):\n{body}"
+    return spec
+
+
+def upstream_for(target: Target, declared: Collection[UpstreamSpec], *, name: str) -> tuple[UpstreamSpec, bool]:
+    """The project's upstream for `target` (one at the same URL or command), or a new one: (upstream, is new).
+
+    A token is never written to the project: a new upstream names an environment variable for it.
+    """
+    command = shlex.join(target.command) if target.command else ""
+    for upstream in declared:
+        if (target.url and upstream.url == target.url) or (command and upstream.command == command):
+            return upstream, False
+    chosen = unique_name(name, {u.name for u in declared})
+    token_env = re.sub(r"[^A-Z0-9_]", "_", f"{chosen.upper()}_TOKEN") if target.token else ""
+    era = target.era
+    return UpstreamSpec(name=chosen, url=target.url, command=command, era=era, token_env=token_env), True
+
+
+def upstream_spec(entry: RemoteResource, upstream: str, *, taken: Collection[str]) -> ResourceSpec:
+    """The entry as a project resource the server reads through `upstream` (no reader of its own)."""
+    spec = metadata_spec(entry, taken=taken)
+    spec.upstream = upstream
     return spec

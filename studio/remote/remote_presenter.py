@@ -24,7 +24,7 @@ from resources_qt.qt.remote import RemoteController
 from studio.document.document import ProjectDocument
 from studio.preferences.settings import StudioSettings
 from studio.remote.connect_dialog import ConnectRequest
-from studio.remote.importing import NotImportable, static_spec
+from studio.remote.importing import NotImportable, static_spec, upstream_for, upstream_spec
 from studio.remote.remote_page import RemotePage
 
 __all__ = ["UPDATED", "RemotePresenter"]
@@ -127,7 +127,9 @@ class RemotePresenter(QObject):
     def import_remote(self, key: str, *, static: bool = False) -> str | None:
         """Add the remote entry at `key` (a URI or template) to the project; its name, or None (reported).
 
-        `static`: a copy of what `key` reads now (read first when it is not the content shown).
+        It is read from the server when served: the server is declared in `[[upstreams]]` (once) and
+        the resource names it. `static`: a copy of what `key` reads now instead (read first when it
+        is not the content shown; the name then comes with `resource_imported`).
         """
         entry = self._entry(key)
         try:
@@ -138,13 +140,32 @@ class RemotePresenter(QObject):
                     self.read(key)
                     return None
                 spec = static_spec(entry, key, shown.contents, taken=self.document.names())
-            else:
-                raise NotImportable("Importing from the server needs an upstream; import as static content")
+                return self._add(spec)
+            return self._import_upstream(key, entry)
         except NotImportable as exc:
             self.message_posted.emit(exc.message, 8000)
             self.page.show_failure(exc.message)
             return None
-        return self._add(spec)
+
+    def _import_upstream(self, key: str, entry: RemoteResource | None) -> str | None:
+        target, summary = self.controller.target, self.controller.summary
+        if target is None or summary is None:
+            raise NotImportable("Connect to the server first: an import is read from it")
+        if entry is None:
+            raise NotImportable(f"{key} is not in the server's catalogue: import its template, or a static copy")
+        doc = self.document
+        upstream, new = upstream_for(target, doc.project.upstreams, name=summary.name or "upstream")
+        spec = upstream_spec(entry, upstream.name, taken=doc.names())
+        doc.undo_stack.beginMacro(f"Import {spec.name} from {upstream.name}")
+        try:
+            if new:
+                doc.add_upstream(upstream)
+            name = self._add(spec)
+        finally:
+            doc.undo_stack.endMacro()
+        if name is not None and upstream.token_env:
+            self.message_posted.emit(f"Imported {spec.key}; serve it with the token in ${upstream.token_env}", 8000)
+        return name
 
     # -- helpers --------------------------------------------------------------------------
 

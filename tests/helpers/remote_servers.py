@@ -16,8 +16,8 @@ from pathlib import Path
 from resources_qt.client import RemoteClient, RemoteEvent, Target
 
 __all__ = [
-    "SCRIPT", "EventLog", "Served", "connected", "script_command", "script_http", "serve_http", "stdio_children",
-    "wait_for",
+    "SCRIPT", "EventLog", "Served", "connected", "free_port", "script_command", "script_http", "serve_http",
+    "stdio_children", "wait_for",
 ]
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -89,11 +89,19 @@ def script_http(kind: str, log: Path) -> Iterator[Served]:
         served.stop()
 
 
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 @contextmanager
-def serve_http(project: Path, *args: str) -> Iterator[Served]:
-    """`resource-studio serve PROJECT --http 127.0.0.1:0 ARGS…`."""
-    argv = [sys.executable, "-m", "studio", "serve", str(project), "--http", "127.0.0.1:0", *args]
-    served = Served(argv, project.with_suffix(".serve.log"), port_on_stdout=False)
+def serve_http(project: Path, *args: str, port: int = 0) -> Iterator[Served]:
+    """`resource-studio serve PROJECT --http 127.0.0.1:PORT ARGS…`."""
+    argv = [sys.executable, "-m", "studio", "serve", str(project), "--http", f"127.0.0.1:{port}", *args]
+    served = Served(argv, project.with_suffix(f".serve-{port}.log"), port_on_stdout=False)
     try:
         yield served
     finally:
