@@ -7,7 +7,7 @@ import logging
 from collections.abc import Callable
 from typing import TypeVar
 
-from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from resources_qt.client import (
     CatalogueListed,
@@ -219,6 +219,15 @@ class RemoteController(QObject):
         failed: Callable[[str], _Delivered] | None = None,
     ) -> None:
         generation = self._generation
+        pump = self._pump
+
+        def hand_over(item: tuple[int, _Delivered]) -> None:
+            # A future already done runs this on the GUI thread, inside add_done_callback: there the
+            # pump's immediate path would flush under its own lock, so the batched path is taken.
+            if QThread.currentThread() is pump.thread():
+                pump.push(item)
+            else:
+                pump.push_now(item)
 
         def done(finished: concurrent.futures.Future[T]) -> None:
             if finished.cancelled():
@@ -227,10 +236,10 @@ class RemoteController(QObject):
             if error is not None:
                 message = error.message if isinstance(error, RemoteError) else str(error)
                 if failed is not None:
-                    self._pump.push_now((generation, failed(message)))
+                    hand_over((generation, failed(message)))
                 return
             if deliver is not None:
-                self._pump.push_now((generation, deliver(finished.result())))
+                hand_over((generation, deliver(finished.result())))
 
         future.add_done_callback(done)
 

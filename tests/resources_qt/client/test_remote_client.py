@@ -169,3 +169,14 @@ def test_targets_are_parsed_into_urls_and_command_lines() -> None:
                                   ("python s.py", {"token": "x"}, "token:"), ("http://x/mcp", {"era": "2025"}, "era:")):
         with pytest.raises(RemoteError, match=message):
             parse_target(text, **kwargs)  # type: ignore[arg-type]
+
+
+def test_closing_while_a_silent_server_is_still_connecting_ends_it() -> None:
+    before = stdio_children()
+    silent = shlex.join([sys.executable, "-c", "import time; time.sleep(120)"])
+    with connected(parse_target(silent)) as (client, log):
+        wait_for(lambda: len(stdio_children() - before) == 1, what="the child started")
+        assert not client.is_connected
+    assert log.of(RemoteClosed) and not log.of(RemoteConnected)
+    wait_for(lambda: stdio_children() <= before, what="the silent child ended")
+    wait_for(lambda: not _remote_threads(), what="the client's threads ended")
