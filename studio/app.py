@@ -21,7 +21,8 @@ def parse_http(value: str) -> tuple[str, int]:
 
 
 def run_app(
-    project: str | None = None, http: str | None = None, stdio: bool = False, *, theme: str | None = None
+    project: str | None = None, http: str | None = None, stdio: bool = False, *, theme: str | None = None,
+    remote: tuple[str, str, str] | None = None,
 ) -> int:
     """Open the studio window; with `http`, `stdio` or both, serve the project at once. Returns the exit code.
 
@@ -30,6 +31,7 @@ def run_app(
     leaves, until the window is closed.
 
     `theme` ("system", "light", "dark") applies for this run only; without it the remembered theme is used.
+    `remote` (target, token, era): connect to that server at once (`resource-studio connect`).
     """
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     endpoint = None
@@ -94,6 +96,9 @@ def run_app(
             window.start_stdio()
         if endpoint is not None:
             window.start_http(*endpoint)
+        if remote is not None:
+            target, token, era = remote
+            window.connect_remote(target, token=token, era=era)
         closed = asyncio.Event()
         app.aboutToQuit.connect(closed.set)
         with loop:

@@ -31,6 +31,7 @@ from resources_qt.project.model import (
     WatchSpec,
 )
 from resources_qt.project.settings_table import SETTINGS, Setting
+from resources_qt.project.upstreams import UPSTREAM_TIMEOUT_MAX, UpstreamSpec
 from resources_qt.project.writer import SCHEMA_DIRECTIVE, SCHEMA_FILE_NAME
 from resources_qt.resource import Annotations, CacheHint, Icon
 from resources_qt.testing.spec import EXPECTATION_KEYS, TEST_KEYS, Expectation, TestSpec
@@ -51,6 +52,7 @@ SCHEMA_ID = "urn:resource-studio:project:1"
 
 _DEFS: dict[type, str] = {
     ResourceSpec: "resource",
+    UpstreamSpec: "upstream",
     Icon: "icon",
     Annotations: "annotations",
     CacheHint: "cache",
@@ -63,6 +65,7 @@ _KEYS: dict[type, tuple[str, ...]] = {TestSpec: TEST_KEYS, Expectation: EXPECTAT
 
 _BOUNDS: dict[tuple[type, str], dict[str, Any]] = {
     (ResourceSpec, "size"): {"minimum": 0},
+    (UpstreamSpec, "timeout"): {"minimum": 0, "not": {"enum": [0]}, "maximum": UPSTREAM_TIMEOUT_MAX},
     (WatchSpec, "interval"): {"minimum": WATCH_INTERVAL_MIN, "maximum": WATCH_INTERVAL_MAX},
     (Annotations, "priority"): {"minimum": 0, "maximum": 1},
     (CacheHint, "ttl_ms"): {"minimum": 0},
@@ -77,6 +80,7 @@ _TOP_HELP = {
     "format": f"The project file format; this version of Resource Studio reads {FORMAT_VERSION}",
     "prelude": "Python run in every snippet worker before any snippet: shared helpers and data",
     "server": "The server's identity, capabilities and limits",
+    "upstreams": "Other MCP servers that imported resources are read from (the server proxies them)",
     "resources": "The resources and URI templates, each with its reader snippet",
     "tests": "Resource tests: a URI to read and what the read must answer",
 }
@@ -92,6 +96,7 @@ def project_schema() -> dict[str, Any]:
         "format": {"description": _TOP_HELP["format"], "type": "integer", "enum": [FORMAT_VERSION]},
         "prelude": {"description": _TOP_HELP["prelude"], "type": "string"},
         "server": _server_schema(),
+        "upstreams": {"description": _TOP_HELP["upstreams"], "type": "array", "items": _ref(UpstreamSpec, defs)},
         "resources": {"description": _TOP_HELP["resources"], "type": "array", "items": _ref(ResourceSpec, defs)},
         "tests": {"description": _TOP_HELP["tests"], "type": "array", "items": _ref(TestSpec, defs)},
     }

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Group", "Layout", "build_layout", "split_groups"]
 
-_KINDS = frozenset({"server", "resources", "tests"})
+_KINDS = frozenset({"server", "upstreams", "resources", "tests"})
 
 _HEADER_LINE = re.compile(r"^[ \t]*(\[\[?)[ \t]*([^\]\n]*?)[ \t]*\]", re.MULTILINE)
 _BARE = re.compile(r"[A-Za-z0-9_-]+")
@@ -114,12 +114,18 @@ def build_layout(text: str, project: Project) -> Layout | None:
         return None
     if kinds.count("resources") != expected["resources"] or kinds.count("tests") != expected["tests"]:
         return None
+    if kinds.count("upstreams") != len(project.upstreams):
+        return None
+    upstreams = iter(project.upstreams)
     resources = iter(project.resources)
     tests = iter(project.tests)
     groups: list[Group] = []
     for name, chunk, _entry in raw:
         if name == "server":
             groups.append(Group("server", chunk, render.server_text(project.server)))
+        elif name == "upstreams":
+            upstream = next(upstreams)
+            groups.append(Group("upstreams", chunk, render.upstream_text(upstream), upstream.name))
         elif name == "resources":
             spec = next(resources)
             groups.append(

@@ -24,6 +24,7 @@ from resources_qt.project.model import (
     placeholder_reader,
 )
 from resources_qt.project.settings_table import SETTINGS
+from resources_qt.project.upstreams import UpstreamSpec, parse_upstream, upstream_problem
 from resources_qt.resource import Annotations, CacheHint, Icon
 from resources_qt.snippets.kinds import KINDS, PRELUDE, RESOURCE_KINDS
 from resources_qt.templates import compile_template
@@ -31,7 +32,9 @@ from resources_qt.testing.spec import TestSpec, TestSpecError, parse_tests
 
 __all__ = ["load_project", "loads_project", "read_resource_table", "read_server_table"]
 
-_TOP_KEYS = {"format", "server", "resources", "tests", *(kind.key for kind in KINDS if not kind.per_resource)}
+_TOP_KEYS = {
+    "format", "server", "upstreams", "resources", "tests", *(kind.key for kind in KINDS if not kind.per_resource),
+}
 _SNIPPET_KEYS = tuple(kind.key for kind in RESOURCE_KINDS)
 _SERVER_KEYS = {row.key for row in SETTINGS}
 _SERVER_TABLES = {"auth"}
@@ -186,7 +189,30 @@ class _Loader:
                 )
             names[spec.name] = index
             keys[spec.key] = index
-        return Project(server=server, prelude=prelude, resources=resources, tests=self._tests(data))
+        upstreams = self._upstreams(data)
+        if self._strict:
+            used = {spec.name: spec.upstream for spec in resources if spec.upstream}
+            problem = upstream_problem(upstreams, used)
+            if problem is not None:
+                raise self.fail(problem[1], self.where.table_line("upstreams") if problem[0] != "upstream" else None,
+                                field=problem[0])  # fmt: skip
+        return Project(server=server, prelude=prelude, resources=resources, tests=self._tests(data),
+                       upstreams=upstreams)  # fmt: skip
+
+    def _upstreams(self, data: dict[str, Any]) -> list[UpstreamSpec]:
+        raw = data.get("upstreams", [])
+        if not isinstance(raw, list):
+            raise self.fail(f"upstreams must be an array of tables ([[upstreams]]), not {_type_name(raw)}",
+                            self.where.table_line("upstreams"), field="upstreams")  # fmt: skip
+        found: list[UpstreamSpec] = []
+        for index, entry in enumerate(raw):
+            try:
+                found.append(parse_upstream(entry))
+            except ValueError as exc:
+                key = str(exc.args[1]) if len(exc.args) > 1 else None
+                raise self.fail(f"upstreams[{index}]: {exc.args[0]}", self.where.table_line("upstreams"),
+                                field=key) from None  # fmt: skip
+        return found
 
     def _tests(self, data: dict[str, Any]) -> list[TestSpec]:
         if "tests" not in data:
@@ -312,7 +338,7 @@ def _read_resource(raw: Any) -> ResourceSpec:
             f"unknown key(s): {', '.join(sorted(unknown))} (known: {', '.join(sorted(_RESOURCE_KEYS))})",
         )
     spec = ResourceSpec()
-    for key in ("name", "title", "description", "uri", "uri_template", "mime_type", *_SNIPPET_KEYS):
+    for key in ("name", "title", "description", "uri", "uri_template", "mime_type", "upstream", *_SNIPPET_KEYS):
         if key in data:
             setattr(spec, key, _expect(data[key], str, key))
     if "size" in data:

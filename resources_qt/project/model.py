@@ -14,6 +14,7 @@ from resources_qt.errors import ValidationError
 from resources_qt.live.patterns import pattern_problem
 from resources_qt.project.auth_settings import AuthConfig, scopes_problem
 from resources_qt.project.settings_table import CACHE_TTL_MAX_MS, SETTINGS, default
+from resources_qt.project.upstreams import UpstreamSpec, upstream_problem
 from resources_qt.resource import Annotations, CacheHint, Icon, Reader, Resource
 from resources_qt.snippets.kinds import RESOURCE_KINDS
 from resources_qt.testing.spec import TestSpec
@@ -199,6 +200,8 @@ class ResourceSpec:
     """Snippet source of `def instances()`: the concrete URIs a template lists (templates only)."""
     reader: str = ""
     """Snippet source of `def read(uri, params)`."""
+    upstream: str = ""
+    """The `[[upstreams]]` entry this resource is read from (client mode's import): the server proxies it."""
 
     @property
     def is_template(self) -> bool:
@@ -245,6 +248,9 @@ class ResourceSpec:
             problem = self.watch.problem()
             if problem is not None:
                 raise ValidationError(f"Resource {self.name!r}: {problem[1]}", field=problem[0])
+        if self.upstream and self.reader.strip():
+            raise ValidationError(f"Resource {self.name!r}: it is read from upstream {self.upstream!r} or by its "
+                                  "reader, not both", field="upstream")  # fmt: skip
         if not self.is_template:
             for kind in RESOURCE_KINDS:
                 if kind.template_only and getattr(self, kind.key).strip():
@@ -330,6 +336,8 @@ class Project:
     path: Path | None = None
     tests: list[TestSpec] = field(default_factory=list)
     """The `[[tests]]` entries: reads and what they must answer (see `resources_qt.testing`)."""
+    upstreams: list[UpstreamSpec] = field(default_factory=list)
+    """The `[[upstreams]]` entries: servers imported resources are read from (see `upstreams`)."""
     # Init fields (keyword-only, private) so that `dataclasses.replace` carries the layout, built or not.
     _layout: Layout | None = field(default=None, repr=False, compare=False, kw_only=True)
     _build_layout: Callable[[], Layout | None] | None = field(default=None, repr=False, compare=False, kw_only=True)
@@ -386,6 +394,9 @@ class Project:
                         field="name" if kind == "name" else ("uri_template" if spec.is_template else "uri"),
                     )
                 seen[token] = spec.name
+        problem = upstream_problem(self.upstreams, {s.name: s.upstream for s in self.resources if s.upstream})
+        if problem is not None:
+            raise ValidationError(problem[1], field=problem[0])
 
     def copy(self) -> Project:
         """A copy that shares nothing mutable with this project (lists and tables included).
@@ -395,5 +406,6 @@ class Project:
         """
         return Project(server=copy.copy(self.server), prelude=self.prelude,
                        resources=[spec.copy() for spec in self.resources], path=self.path,
-                       tests=copy.deepcopy(self.tests), _layout=self._layout,
+                       tests=copy.deepcopy(self.tests), upstreams=[copy.copy(u) for u in self.upstreams],
+                       _layout=self._layout,
                        _build_layout=self._build_layout)  # fmt: skip

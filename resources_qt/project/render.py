@@ -11,6 +11,7 @@ from typing import Any
 from resources_qt.errors import ValidationError
 from resources_qt.project.auth_settings import auth_entries
 from resources_qt.project.model import FORMAT_VERSION, Project, ResourceSpec, ServerSettings
+from resources_qt.project.upstreams import UpstreamSpec, upstream_entries
 from resources_qt.snippets.kinds import KINDS, PRELUDE, RESOURCE_KINDS
 from resources_qt.testing.spec import TestSpec, test_to_dict
 
@@ -206,7 +207,7 @@ def server_text(server: ServerSettings) -> str:
 def resource_entries(spec: ResourceSpec) -> dict[str, Any]:
     """The `[[resources]]` keys to write, in the house order, leaving out what is empty."""
     out: dict[str, Any] = {}
-    for name in ("name", "title", "description", "uri", "uri_template", "mime_type"):
+    for name in ("name", "title", "description", "uri", "uri_template", "mime_type", "upstream"):
         item = getattr(spec, name)
         if item or name == "name":
             out[name] = item
@@ -257,6 +258,10 @@ def resource_entries(spec: ResourceSpec) -> dict[str, Any]:
 
 def resource_text(spec: ResourceSpec) -> str:
     return _lines("[[resources]]", resource_entries(spec))
+
+
+def upstream_text(spec: UpstreamSpec) -> str:
+    return _lines("[[upstreams]]", upstream_entries(spec))
 
 
 def test_entries(spec: TestSpec) -> dict[str, Any]:

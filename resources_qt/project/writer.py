@@ -123,7 +123,7 @@ class _Renderer:
                     self._emit_kind(group.kind)
         if "server" not in emitted and (layout is None or project.server != ServerSettings()):
             self._emit_kind("server")
-        for kind in ("resources", "tests"):
+        for kind in ("upstreams", "resources", "tests"):
             if kind not in emitted:
                 self._emit_kind(kind)
         if layout is not None:
@@ -191,6 +191,15 @@ class _Renderer:
     def _emit_kind(self, kind: str) -> None:
         if kind == "server":
             self._emit_server()
+        elif kind == "upstreams":
+            # An upstream is a few plain keys: kept as written while unchanged, else written anew.
+            known = {g.name: g for g in self._layout.of_kind("upstreams")} if self._layout is not None else {}
+            for upstream in self._project.upstreams:
+                fingerprint = render.upstream_text(upstream)
+                old = known.get(upstream.name)
+                same = old is not None and old.fingerprint == fingerprint
+                self._add(_Piece("upstreams", old.text if same and old else fingerprint, fingerprint, upstream.name),
+                          fresh=not same)  # fmt: skip
         elif kind == "resources":
             olds = self._layout.of_kind("resources") if self._layout is not None else []
             for spec, old in zip(self._project.resources, _match(olds, self._project.resources), strict=True):

@@ -18,6 +18,7 @@ from resources_qt.bus.cli import BUS_PASSWORD_FILE_HELP, BUS_PASSWORD_HELP, bus_
 from resources_qt.bus.redis_bus import RedisBus
 from resources_qt.bus.urls import BUS_ENV, BusDependencyError, default_channel, redact
 from resources_qt.live import LiveData
+from resources_qt.notifications import Updated
 from resources_qt.project import Project, ProjectError, load_project
 from resources_qt.server.auth.access import combined_with_token
 from resources_qt.server.engine import ResourceServer
@@ -28,6 +29,7 @@ from resources_qt.server.metrics_readers import MeasuredReaders
 from resources_qt.server.output_writer import MAX_OUTPUT_FILE_BYTES, OutputFile, OutputWriter
 from resources_qt.snippets import SnippetPool, bind_project, snippet_resource
 from resources_qt.snippets.binding import READERS, create_readers
+from resources_qt.upstream import Upstreams, bind_upstreams, upstream_or
 
 if TYPE_CHECKING:  # loaded only when --metrics or the OTEL_* variables ask for them
     from resources_qt.server.metrics_http import MetricsListener
@@ -168,6 +170,7 @@ def serve_main(argv: Sequence[str]) -> int:
     watcher: Any = None
     server: ResourceServer | None = None
     live: LiveData | None = None
+    upstreams: Upstreams | None = None
     # SIGTERM ends serving like Ctrl+C does, so snippet workers are reaped on the way out.
     previous_term = signal.signal(signal.SIGTERM, signal.default_int_handler)
     writer: OutputWriter | None = None
@@ -178,7 +181,10 @@ def serve_main(argv: Sequence[str]) -> int:
         pool.add_read_output_listener(writer)
     try:
         pool.start()
-        server = build_server(project, bind_project(project, served))
+        resources = bind_project(project, served)
+        # Imported resources read through their [[upstreams]]; an upstream's `updated` goes to subscribers here.
+        upstreams = bind_upstreams(project, resources, on_updated=lambda uri: _tell_updated(server, uri))
+        server = build_server(project, resources)
         server.set_bus(bus)
         if measured is not None:
             measured.attach(server)
@@ -207,7 +213,7 @@ def serve_main(argv: Sequence[str]) -> int:
                 Path(args.project),
                 server=server,
                 project=project,
-                make=lambda spec: snippet_resource(spec, served),
+                make=upstream_or(lambda spec: snippet_resource(spec, served), upstreams),
                 set_prelude=pool.set_prelude,
                 on_reload=live.set_project,
             )
@@ -253,6 +259,8 @@ def serve_main(argv: Sequence[str]) -> int:
             live.close()
         if server is not None:
             server.close()
+        if upstreams is not None:
+            upstreams.close()
         if metrics_listener is not None:
             metrics_listener.close()
         if tracing is not None:
@@ -262,6 +270,11 @@ def serve_main(argv: Sequence[str]) -> int:
             writer.close()
         if output_sink is not None and output_sink is not sys.stderr:
             output_sink.close()
+
+
+def _tell_updated(server: ResourceServer | None, uri: str) -> None:
+    if server is not None:
+        server.submit(server.notify(Updated(uri)))
 
 
 def _check_authorization(project: Project, token: str | None) -> None:

@@ -13,6 +13,7 @@ from PySide6.QtGui import QUndoStack
 
 from resources_qt.errors import ValidationError
 from resources_qt.project import Project, ResourceSpec, ServerSettings, load_project, save_project
+from resources_qt.project.upstreams import UpstreamSpec
 from resources_qt.templates import CompiledTemplate, compile_template
 from resources_qt.testing.spec import TestSpec
 from studio.document.declarations import CheckCache, KeyIndex, Problem
@@ -22,6 +23,7 @@ from studio.document.edits import (
     SetPrelude,
     SetSettings,
     SetTests,
+    SetUpstreams,
     UpdateResource,
     changed_settings,
 )
@@ -134,6 +136,7 @@ class ProjectDocument(QObject):
         self._saved_server = ServerSettings()
         self._saved_prelude = ""
         self._saved_tests: list[TestSpec] = []
+        self._saved_upstreams: list[UpstreamSpec] = []
         self._saved_names: list[str] = []
         self._saved_specs: dict[str, ResourceSpec] = {}
         self._differs: set[str] = set()
@@ -368,6 +371,14 @@ class ProjectDocument(QObject):
         if len(kept) != len(tests):
             self.undo_stack.push(SetTests(self, f"Remove test {name}", before=tests, after=kept))
 
+    def add_upstream(self, spec: UpstreamSpec) -> None:
+        """Declare an `[[upstreams]]` entry (one undo step); a name declared already is refused."""
+        if any(upstream.name == spec.name for upstream in self._project.upstreams):
+            raise ValidationError(f"An upstream named {spec.name!r} already exists", field="upstreams")
+        upstreams = self._project.upstreams
+        self.undo_stack.push(SetUpstreams(self, f"Add upstream {spec.name}", before=upstreams,
+                                          after=[*upstreams, spec]))  # fmt: skip
+
     def set_server_settings(self, settings: ServerSettings) -> None:
         if settings != self._project.server:
             self.undo_stack.push(SetSettings(self, before=replace(self._project.server), after=replace(settings)))
@@ -437,6 +448,11 @@ class ProjectDocument(QObject):
         self.tests_changed.emit()
         self._emit_dirty()
 
+    def _apply_upstreams(self, upstreams: list[UpstreamSpec]) -> None:
+        self._project.upstreams = [replace(upstream) for upstream in upstreams]
+        self._mark("upstreams", self._project.upstreams != self._saved_upstreams)
+        self._emit_dirty()
+
     def _apply_settings(self, settings: ServerSettings) -> None:
         self._project.server = replace(settings)
         self._mark("server", self._project.server != self._saved_server)
@@ -449,6 +465,7 @@ class ProjectDocument(QObject):
         self._saved_server = replace(self._project.server)
         self._saved_prelude = self._project.prelude
         self._saved_tests = list(self._project.tests)
+        self._saved_upstreams = [replace(upstream) for upstream in self._project.upstreams]
         self._saved_names = self.names()
         self._saved_specs = {spec.name: copy_spec(spec) for spec in self._project.resources}
         self._differs.clear()

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import time
 import weakref
-from dataclasses import fields
+from dataclasses import fields, replace
 from typing import Protocol
 
 from PySide6.QtGui import QUndoCommand
 
 from resources_qt.project import ResourceSpec, ServerSettings
+from resources_qt.project.upstreams import UpstreamSpec
 from resources_qt.testing.spec import TestSpec
 
 __all__ = [
@@ -47,6 +48,8 @@ class EditedDocument(Protocol):
     def _apply_tests(self, tests: list[TestSpec]) -> None: ...
 
     def _apply_settings(self, settings: ServerSettings) -> None: ...
+
+    def _apply_upstreams(self, upstreams: list[UpstreamSpec]) -> None: ...
 
 
 class Edit(QUndoCommand):
@@ -164,6 +167,23 @@ class SetTests(Edit):
 
     def undo(self) -> None:
         self._document._apply_tests(self._before)
+
+
+class SetUpstreams(Edit):
+    """Replaces the project's `[[upstreams]]` (client mode's import declares one)."""
+
+    def __init__(self, document: EditedDocument, text: str, *, before: list[UpstreamSpec],
+                 after: list[UpstreamSpec]) -> None:  # fmt: skip
+        super().__init__(text)
+        self._document_ref = weakref.ref(document)
+        self._before = [replace(u) for u in before]
+        self._after = [replace(u) for u in after]
+
+    def redo(self) -> None:
+        self._document._apply_upstreams(self._after)
+
+    def undo(self) -> None:
+        self._document._apply_upstreams(self._before)
 
 
 class SetSettings(Edit):

@@ -7,12 +7,14 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QObject, QSettings, Signal
 
-__all__ = ["MAX_RECENT_FILES", "SETTINGS_ENV", "StudioSettings"]
+__all__ = ["MAX_RECENT_FILES", "MAX_RECENT_TARGETS", "SETTINGS_ENV", "StudioSettings"]
 
 SETTINGS_ENV = "RESOURCE_STUDIO_SETTINGS"
 """An INI file to use instead of the platform's settings store (tests point it at a temporary file)."""
 
 MAX_RECENT_FILES = 10
+MAX_RECENT_TARGETS = 10
+"""Remote servers (URLs and command lines) File > Connect to Server… offers again; tokens are never kept."""
 
 
 class StudioSettings(QObject):
@@ -68,6 +70,29 @@ class StudioSettings(QObject):
 
     def set_last_project(self, path: str | os.PathLike[str] | None) -> None:
         self._store.setValue("files/last_project", str(Path(path).resolve()) if path else "")
+
+    # -- client mode: recent remote targets ------------------------------------------------
+
+    def recent_targets(self) -> list[str]:
+        """URLs and command lines connected to, most recent first (never a token)."""
+        value = self._store.value("remote/recent", [])
+        if isinstance(value, str):  # QSettings collapses one-element lists in INI files
+            value = [value]
+        items = value if isinstance(value, (list, tuple)) else []
+        return [str(item) for item in items if item]
+
+    def add_recent_target(self, target: str) -> None:
+        entry = target.strip()
+        targets = [entry] + [item for item in self.recent_targets() if item != entry]
+        self._store.setValue("remote/recent", targets[:MAX_RECENT_TARGETS])
+
+    def remote_era(self) -> str:
+        """The era last chosen in Connect to Server…: "auto", "handshake" or "2026-07-28"."""
+        value = str(self._store.value("remote/era", "auto"))
+        return value if value in ("auto", "handshake", "2026-07-28") else "auto"
+
+    def set_remote_era(self, era: str) -> None:
+        self._store.setValue("remote/era", era)
 
     # -- window layout ------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ from studio.document.recovery import RecoveryCandidate, RecoveryStore
 from studio.document.snippet_sweep import SnippetSweep
 from studio.look.theme import apply_theme
 from studio.preferences.settings import StudioSettings
+from studio.remote.remote_feature import RemoteFeature
 from studio.serving.server_control import ServerControl
 from studio.serving.server_panel import ServerPanel
 from studio.serving.server_sync import ServerSync
@@ -110,6 +111,10 @@ class MainWindow(QMainWindow):
         self.server_control = ServerControl(controller=self.controller, panel=self.server_panel,
                                             settings=self.settings, report_error=report, parent=self)  # fmt: skip
         self.traffic_log = TrafficLog()
+        # Client mode: the Remote page; its traffic goes to the same log, under the session "remote".
+        self.remote = RemoteFeature(document=self.document, settings=self.settings, window=self,
+                                    log_traffic=self.traffic_log.add_entries,
+                                    label_session=self.traffic_log.set_session_label)  # fmt: skip
         self.main_splitter = splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.setObjectName("mainSplitter")
         splitter.addWidget(self.catalogue)
@@ -119,6 +124,7 @@ class MainWindow(QMainWindow):
         splitter.setSizes([250, 1030])
         splitter.setChildrenCollapsible(False)
         self.pages = WindowPages(self.document, editor=splitter, server=self.server_panel, traffic=self.traffic_log,
+                                 remote=self.remote.page,
                                  current_resource=lambda: self.editor.resource_name)  # fmt: skip
         self.setCentralWidget(self.pages)
         catalogue = self.catalogue
@@ -204,7 +210,8 @@ class MainWindow(QMainWindow):
         self.server_control.progress.connect(status.show_progress)
         self.serving.status_changed.connect(self._on_server_status_changed)
         self.serving.project_views_refreshed.connect(status.recount)
-        for source in (files, self.server_control, self.serving, self.previewing):
+        commands.connect_remote.triggered.connect(self._on_connect_remote_triggered)
+        for source in (files, self.server_control, self.serving, self.previewing, self.remote.presenter):
             source.message_posted.connect(status.show_message)
 
     # -- projects (the file side lives in ProjectFiles) ---------------------------------
@@ -253,6 +260,25 @@ class MainWindow(QMainWindow):
         """
         return self.server_control.restart()
 
+    # -- client mode (the Remote page: studio/remote) -----------------------------------------
+
+    def connect_remote(self, target: str, *, token: str = "", era: str = "auto") -> None:
+        """Connect to another MCP server: a URL (Streamable HTTP) or a command line (stdio); shows the Remote page."""
+        self.show_page("remote")
+        self.remote.presenter.connect_to(target, token=token, era=era)
+
+    def read_remote(self, uri: str) -> None:
+        """Read `uri` from the connected server into the Remote page's preview."""
+        self.remote.presenter.read(uri)
+
+    def subscribe_remote(self, uri: str) -> None:
+        """Subscribe to `uri` in the connected server's era; its updates re-read it while shown."""
+        self.remote.presenter.subscribe(uri)
+
+    def import_remote(self, uri_or_template: str, *, static: bool = False) -> str | None:
+        """Add a remote resource or template to the project (`static`: a copy of its content); its name."""
+        return self.remote.presenter.import_remote(uri_or_template, static=static)
+
     # -- pages, modes and theme ------------------------------------------------------------
 
     @property
@@ -261,7 +287,7 @@ class MainWindow(QMainWindow):
 
     @Slot(str)
     def show_page(self, key: str) -> None:
-        """Show one of the window's pages: "editor", "server", "traffic", "settings" or "tests"."""
+        """Show one of the window's pages: "editor", "server", "traffic", "settings", "tests" or "remote"."""
         self.pages.show_page(key)
         self.commands.set_page(key)
 
@@ -312,6 +338,7 @@ class MainWindow(QMainWindow):
         self.autosaver.stop()
         self.pages.shutdown()
         self.problems.shutdown()
+        self.remote.shutdown()
         try:
             self.controller.shutdown()
         except Exception:
@@ -379,6 +406,11 @@ class MainWindow(QMainWindow):
     def _on_server_status_changed(self, text: str, icon: str, running: bool) -> None:
         self.status.show_server_status(text, icon)
         self.commands.set_serving(running)
+
+    @Slot()
+    def _on_connect_remote_triggered(self) -> None:
+        self.show_page("remote")
+        self.remote.presenter.ask_and_connect()
 
     @Slot()
     def _on_preview_triggered(self) -> None:

@@ -38,7 +38,7 @@ def _scroll_area(name: str, title: str, widget: QWidget | None = None) -> QScrol
 
 
 class WindowPages(QStackedWidget):
-    """The window's five pages, in the order of `PAGES`: the editor, server and traffic pages it is given,
+    """The window's pages, in the order of `PAGES`: the editor, server, traffic and remote pages it is given,
     and the Project Settings and Tests pages, built when first shown or asked for.
 
     The first paint shows neither of the last two, and the Tests page's runner brings the SDK's client
@@ -60,6 +60,7 @@ class WindowPages(QStackedWidget):
         editor: QWidget,
         server: QWidget,
         traffic: QWidget,
+        remote: QWidget,
         current_resource: Callable[[], str],
         parent: QWidget | None = None,
     ) -> None:
@@ -74,6 +75,7 @@ class WindowPages(QStackedWidget):
         self._page_widgets: dict[str, QWidget] = {
             "editor": editor, "server": _scroll_area("serverPanelScroll", "Server", server), "traffic": traffic,
             "settings": _scroll_area("projectSettingsScroll", "Project settings"), "tests": tests_placeholder,
+            "remote": remote,
         }  # fmt: skip
         for key in PAGE_KEYS:
             self.addWidget(self._page_widgets[key])
@@ -86,7 +88,7 @@ class WindowPages(QStackedWidget):
         return next((key for key, page in self._page_widgets.items() if page is widget), "editor")
 
     def show_page(self, key: str) -> None:
-        """Show one of the pages: "editor", "server", "traffic", "settings" or "tests"."""
+        """Show one of the pages: "editor", "server", "traffic", "settings", "tests" or "remote"."""
         if key not in self._page_widgets:
             raise ValueError(f"page: expected one of {', '.join(PAGE_KEYS)}, got {key!r}")
         if key == "tests":

@@ -18,7 +18,7 @@ _Keys = QKeySequence.StandardKey | str | None
 
 PAGES = (("editor", "&Editor", "resource"), ("server", "Ser&ver", "start-server"),
          ("traffic", "&Traffic", "export"), ("settings", "&Project Settings", "settings"),
-         ("tests", "Te&sts", "tests"))  # fmt: skip
+         ("tests", "Te&sts", "tests"), ("remote", "Re&mote", "open"))  # fmt: skip
 """(key, text, icon) of the window's pages, in the order of their Ctrl+1… shortcuts."""
 THEME_NAMES = (("system", "&System"), ("light", "&Light"), ("dark", "&Dark"))
 
@@ -59,6 +59,9 @@ class WindowCommands(QObject):
         # Some platforms (and the offscreen one) bind no key to the standard Quit.
         quit_keys = keys.Quit if not QKeySequence(keys.Quit).isEmpty() else "Ctrl+Q"
         self.quit = self._make("&Quit", None, "Quit Resource Studio", quit_keys)
+        self.connect_remote = self._make("&Connect to Server…", "open",
+                                         "Read, subscribe to and import from any MCP server")  # fmt: skip
+        self.connect_remote.setObjectName("connectRemoteAction")
 
         self.undo = undo_stack.createUndoAction(window, "&Undo")
         self.redo = undo_stack.createRedoAction(window, "&Redo")
@@ -163,6 +166,8 @@ class WindowCommands(QObject):
         file_menu.addMenu(self.recent_menu)
         file_menu.addSeparator()
         file_menu.addActions([self.save, self.save_as])
+        file_menu.addSeparator()
+        file_menu.addAction(self.connect_remote)
         file_menu.addSeparator()
         file_menu.addAction(self.quit)
 

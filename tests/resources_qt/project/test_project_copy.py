@@ -26,6 +26,7 @@ def _full_spec() -> ResourceSpec:
         cache=CacheHint(1000, "public"), scopes=["crm:read"], unchecked_values=True,
         watch=WatchSpec(files=["data/*.csv"], interval=2.0),
         instances="def instances():\n    return []\n", reader="def read(uri, params):\n    return 'x'\n",
+        upstream="colleague",
     )  # fmt: skip
 
 
