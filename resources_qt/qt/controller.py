@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import copy
 import logging
@@ -15,13 +14,14 @@ from PySide6.QtCore import QObject, Signal, Slot
 
 from resources_qt.errors import ValidationError
 from resources_qt.live.events import watch_kinds
-from resources_qt.notifications import Notification
+from resources_qt.notifications import Notification, Updated
 from resources_qt.project import Project, ResourceSpec
 from resources_qt.project.settings_table import settings_for
 from resources_qt.qt.engine_parts import EngineParts, build_engine, import_engine
 from resources_qt.qt.facade_events import CompletionsDone, PreviewDone, TransportFailed, event_emitters
 from resources_qt.qt.metrics_feed import MetricsFeed
 from resources_qt.qt.pump import EventPump
+from resources_qt.qt.side_loop import SideLoop
 from resources_qt.resource import Resource
 from resources_qt.server.auth.visibility import ScopePolicy, reading_as
 from resources_qt.server.completion import complete_values
@@ -31,7 +31,6 @@ from resources_qt.server.events import (
     SessionInfo,
     Traffic,
 )
-from resources_qt.server.loopthread import LoopThread
 from resources_qt.server.reading import PreviewOutcome, preview_read
 from resources_qt.server.reload import (
     ChangeSummary,
@@ -42,6 +41,7 @@ from resources_qt.server.reload import (
 )
 from resources_qt.snippets import SnippetOutput, SnippetPool, bind_project, create_pool, snippet_resource
 from resources_qt.snippets.binding import project_folder
+from resources_qt.upstream import bind_upstreams, sync_upstreams, upstream_resource
 
 if TYPE_CHECKING:  # built on first use (see EngineParts): importing them loads the SDK's server stack
     from resources_qt.bus.relay import Bus
@@ -124,6 +124,8 @@ class ServerController(QObject):
         self._pool = pool if pool is not None else create_pool(self._project)
         # The collection the engine serves once built; edits land here before and after.
         self._resources = bind_project(self._project, self._pool)
+        # Imported resources read through their [[upstreams]], here as in `serve`.
+        self._upstreams = bind_upstreams(self._project, self._resources, on_updated=self._on_upstream_updated)
         self._specs: dict[str, ResourceSpec] = {spec.name: spec for spec in self._project.resources}
         # Guards the engine's building against edits on the GUI thread: an engine built
         # from a project an edit has just replaced would serve the old one.
@@ -137,8 +139,7 @@ class ServerController(QObject):
         self._unlisten_output = self._pool.add_output_listener(self._on_snippet_output)
         self._unlisten_reads = self._pool.add_read_output_listener(self._on_read_output)
         self._control = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="server-control")
-        self._side_loop: LoopThread | None = None
-        self._side_stop: asyncio.Event | None = None
+        self._side = SideLoop()
         self._shut = False
         self._read_as: tuple[str, ...] | None = None
         self._metrics = MetricsFeed(self, parts=lambda: self._engine, emit=self.metrics_sampled.emit)
@@ -234,6 +235,7 @@ class ServerController(QObject):
             if old.prelude != new.prelude:
                 self._pool.set_prelude(new.prelude)
             self._scopes_before(new.resources)
+            sync_upstreams(self._upstreams, new)
             summary = apply_project(self._resources, old, new, self._make)
             self._project = new
             self._specs = {spec.name: spec for spec in served_specs(self._resources, old, new, summary)}
@@ -324,7 +326,10 @@ class ServerController(QObject):
         return replace(self._project, resources=list(self._specs.values()))
 
     def _make(self, spec: ResourceSpec) -> Resource:
-        return snippet_resource(spec, self._pool)
+        return upstream_resource(spec, self._upstreams) if spec.upstream else snippet_resource(spec, self._pool)
+
+    def _on_upstream_updated(self, uri: str) -> None:
+        self.notify(Updated(uri))  # from the upstream's client thread: notify hands it to the server loop
 
     def _announce(self, summary: ChangeSummary) -> None:
         engine = self._engine
@@ -481,7 +486,7 @@ class ServerController(QObject):
         engine = self._engine
         future = engine.server.submit(make()) if engine is not None and engine.server.is_running else None
         if future is None:
-            future = self._side().submit(make())
+            future = self._side.get().submit(make())
         future.add_done_callback(_log_failure)
 
     def warm_up(self) -> None:
@@ -496,19 +501,7 @@ class ServerController(QObject):
             return
         self._pool.start()
         if not self.is_running:
-            self._side()
-
-    def _side(self) -> LoopThread:
-        if self._side_loop is None or not self._side_loop.is_alive():
-            thread = LoopThread("studio-preview")
-            stop = asyncio.Event()
-
-            async def main() -> None:
-                await stop.wait()
-
-            thread.start(main, on_exit=lambda error: None)
-            self._side_loop, self._side_stop = thread, stop
-        return self._side_loop
+            self._side.get()
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -548,11 +541,9 @@ class ServerController(QObject):
                     engine.server.close()
         finally:
             try:
-                if self._side_loop is not None and self._side_stop is not None:
-                    stop = self._side_stop
-                    self._side_loop.call_soon(stop.set)
-                    self._side_loop.join(5.0)
+                self._side.close()
             finally:
+                self._upstreams.close()
                 self._pool.close()
 
     # -- engine events -> Qt signals ---------------------------------------------------------

@@ -12,7 +12,7 @@ from resources_qt.project import Project, ResourceSpec
 from resources_qt.resource import Resource
 from resources_qt.upstream.connection import UpstreamConnection, Upstreams
 
-__all__ = ["bind_upstreams", "upstream_or", "upstream_resource"]
+__all__ = ["bind_upstreams", "sync_upstreams", "upstream_or", "upstream_resource"]
 
 
 class _UpstreamRead:
@@ -56,19 +56,28 @@ def bind_upstreams(project: Project, resources: Resources, *, on_updated: Callab
     The direct resources' URIs are watched upstream from now on, so their `updated` reach
     `on_updated` (the server forwards them to its subscribers) without a read first.
     """
-    folder = project.path.parent if project.path is not None else None
-    upstreams = Upstreams(project.upstreams, on_updated=on_updated, project_dir=folder)
-    watched: dict[str, set[str]] = {}
+    upstreams = Upstreams([], on_updated=on_updated)
+    sync_upstreams(upstreams, project)
     for spec in project.resources:
         if spec.upstream:
             resources.replace(spec.name, upstream_resource(spec, upstreams))
-            if spec.uri:
-                watched.setdefault(spec.upstream, set()).add(spec.uri)
+    return upstreams
+
+
+def sync_upstreams(upstreams: Upstreams, project: Project) -> None:
+    """`project`'s `[[upstreams]]` declared in `upstreams`, and its imported direct resources watched upstream.
+
+    Call before its resources are made (`upstream_or`): a resource of a new upstream finds its connection.
+    """
+    upstreams.update(project.upstreams, project_dir=project.path.parent if project.path is not None else None)
+    watched: dict[str, set[str]] = {}
+    for spec in project.resources:
+        if spec.upstream and spec.uri:
+            watched.setdefault(spec.upstream, set()).add(spec.uri)
     for name, uris in watched.items():
         connection = upstreams.get(name)
         if connection is not None:
             connection.watch(uris)
-    return upstreams
 
 
 def upstream_or(make: Callable[[ResourceSpec], Resource], upstreams: Upstreams) -> Callable[[ResourceSpec], Resource]:

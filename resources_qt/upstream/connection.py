@@ -48,7 +48,7 @@ class UpstreamConnection:
                  project_dir: Path | None = None) -> None:  # fmt: skip
         self.spec = spec
         self._on_updated = on_updated
-        self._project_dir = project_dir
+        self.project_dir = project_dir
         self._lock = threading.Lock()
         self._client: RemoteClient | None = None
         self._ready: concurrent.futures.Future[None] = concurrent.futures.Future()
@@ -60,9 +60,14 @@ class UpstreamConnection:
     def watch(self, uris: set[str]) -> None:
         """Subscribe to these URIs upstream (now if connected, else on connecting) and connect for them."""
         with self._lock:
+            new = uris - self._watched
             self._watched |= uris
-        if uris:
-            self._ensure()
+        if not new:
+            return
+        client, ready = self._ensure()
+        if ready.done() and ready.exception() is None:  # connected already: connecting subscribes the rest
+            for uri in sorted(new):
+                client.subscribe(uri).add_done_callback(functools.partial(self._subscribed, uri=uri))
 
     async def read(self, uri: str) -> list[ResourceContent]:
         """`uri` read upstream, within the upstream's timeout; upstream errors as the resource layer's."""
@@ -118,7 +123,7 @@ class UpstreamConnection:
             spec = self.spec
             token = os.environ.get(spec.token_env, "") if spec.token_env else ""
             target = parse_target(spec.url or spec.command, token=token, era=spec.era,
-                                  cwd=str(self._project_dir) if self._project_dir else None)  # fmt: skip
+                                  cwd=str(self.project_dir) if self.project_dir else None)  # fmt: skip
             ready: concurrent.futures.Future[None] = concurrent.futures.Future()
             made: list[RemoteClient] = []  # the client's events name it; it exists before any event comes
             client = RemoteClient(target, on_event=lambda event: self._on_event(made[0], ready, event),
@@ -191,11 +196,27 @@ class Upstreams:
 
     def __init__(self, specs: list[UpstreamSpec], *, on_updated: Callable[[str], None],
                  project_dir: Path | None = None) -> None:  # fmt: skip
-        self.connections = {spec.name: UpstreamConnection(spec, on_updated=on_updated, project_dir=project_dir)
-                            for spec in specs}  # fmt: skip
+        self._on_updated = on_updated
+        self.connections: dict[str, UpstreamConnection] = {}
+        self.update(specs, project_dir=project_dir)
 
     def get(self, name: str) -> UpstreamConnection | None:
         return self.connections.get(name)
+
+    def update(self, specs: list[UpstreamSpec], *, project_dir: Path | None) -> None:
+        """Declare `specs` from now on: unchanged upstreams keep their connection, changed or removed ones close.
+
+        The studio's server follows the project's edits this way (an import declares an upstream while serving).
+        """
+        wanted = {spec.name: spec for spec in specs}
+        for name, connection in list(self.connections.items()):
+            if wanted.get(name) != connection.spec or connection.project_dir != project_dir:
+                del self.connections[name]
+                connection.close()
+        for name, spec in wanted.items():
+            if name not in self.connections:
+                self.connections[name] = UpstreamConnection(spec, on_updated=self._on_updated,
+                                                            project_dir=project_dir)  # fmt: skip
 
     def close(self) -> None:
         for connection in self.connections.values():

@@ -96,6 +96,7 @@ class ProjectDocument(QObject):
         resource_changed(str old_name, str new_name): a spec was edited (possibly renamed).
         prelude_changed()
         settings_changed()
+        upstreams_changed(): the project's `[[upstreams]]` changed (an import declared one, or its undo).
         tests_changed(): the project's `[[tests]]` changed (added, removed, undone).
         dirty_changed(bool dirty)
         path_changed(str path): "" when the project has no file yet.
@@ -112,6 +113,7 @@ class ProjectDocument(QObject):
     resource_changed = Signal(str, str)
     prelude_changed = Signal()
     settings_changed = Signal()
+    upstreams_changed = Signal()
     tests_changed = Signal()
     dirty_changed = Signal(bool)
     path_changed = Signal(str)
@@ -452,6 +454,7 @@ class ProjectDocument(QObject):
         self._project.upstreams = [replace(upstream) for upstream in upstreams]
         self._mark("upstreams", self._project.upstreams != self._saved_upstreams)
         self._emit_dirty()
+        self.upstreams_changed.emit()
 
     def _apply_settings(self, settings: ServerSettings) -> None:
         self._project.server = replace(settings)

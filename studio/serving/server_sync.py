@@ -46,6 +46,7 @@ class ServerSync(QObject):
         document.resource_changed.connect(self._on_resource_changed)
         document.prelude_changed.connect(self._on_prelude_changed)
         document.settings_changed.connect(self._on_settings_changed)
+        document.upstreams_changed.connect(self._on_settings_changed)  # the server declares them before the resources
 
     def served_names(self) -> list[str]:
         """Server-side names of what is being served (for tests and the status bar)."""
@@ -78,7 +79,8 @@ class ServerSync(QObject):
         document = self._document
         specs = [document.spec(name) for name in document.names() if self._servable(name)]
         return Project(server=replace(project.server), prelude=project.prelude,
-                       resources=[s for s in specs if s is not None], path=project.path)  # fmt: skip
+                       resources=[s for s in specs if s is not None], path=project.path,
+                       upstreams=[replace(upstream) for upstream in project.upstreams])  # fmt: skip
 
     def resync_all(self) -> None:
         project = self.valid_project()

@@ -54,3 +54,22 @@ def test_import_into_project_then_serve_reads_through_the_upstream(qtbot, make_w
 
     with serve_http(path) as served:
         assert asyncio.run(read_through(served.url)) == ("hello from the SDK server", "user bob")
+
+
+def test_an_imported_resource_reads_through_its_upstream_in_the_window(qtbot, make_window) -> None:
+    """The window's own preview and server proxy an import at once, without a save or a restart."""
+    window = make_window()
+    window.new_project()
+    window.connect_remote(script_command("sdk"))
+    page = window.remote.page
+    qtbot.waitUntil(lambda: page.catalogue.model().rowCount() == 3, timeout=WAIT_MS)
+    assert window.import_remote(GREETING) == "greeting"
+    assert window.import_remote(USERS) == "user"
+    outcomes = []
+    window.controller.preview_finished.connect(outcomes.append)
+    for uri, expected in ((GREETING, "hello from the SDK server"), ("remote://users/bob", "user bob")):
+        outcomes.clear()
+        window.controller.preview(uri)
+        qtbot.waitUntil(lambda: bool(outcomes), timeout=WAIT_MS)
+        assert outcomes[0].error_message is None, outcomes[0].error_message
+        assert outcomes[0].contents[0].text == expected
