@@ -66,9 +66,10 @@ def helper_names() -> frozenset[str]:
 def _parse(source: str, filename: str) -> ast.Module | None:
     """The source's tree, or None when it does not compile (the compile check reports that, alone)."""
     try:
+        tree = ast.parse(source, filename=filename)
         # Compiled, not only parsed: `return` outside a function parses, and pyflakes would say it again.
-        compile(source, filename, "exec", dont_inherit=True)
-        return ast.parse(source, filename=filename)
+        compile(tree, filename, "exec", dont_inherit=True)
+        return tree
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
 

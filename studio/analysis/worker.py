@@ -35,7 +35,8 @@ class CompletionWorker(QObject):
     """Feeds completion requests to the completion process from one thread; newest request per owner wins.
 
     The thread blocks on the process's pipe (the GIL is free meanwhile), and
-    requests that were superseded while it waited are never sent. A process
+    requests that were superseded while it waited are never sent; a waiting
+    completion goes before checks and warnings (someone waits at the cursor). A process
     that died is started again for the next request. The process ends when
     this one does (its stdin closes), or on `close`.
 
@@ -146,6 +147,13 @@ class CompletionWorker(QObject):
         data: dict[str, Any] = json.loads(answer)
         return data
 
+    def _next_request(self) -> CompletionRequest | CheckRequest | WarningsRequest | None:
+        """The newest completion first (someone waits at the cursor), then the newest of the rest."""
+        if not self._pending:
+            return None
+        key = next((k for k in reversed(self._pending) if k[0] == CompletionRequest.__name__), None)
+        return self._pending.pop(key) if key is not None else self._pending.popitem()[1]
+
     def _run(self) -> None:
         while True:
             with self._wake:
@@ -154,7 +162,7 @@ class CompletionWorker(QObject):
                 if self._closed:
                     return
                 self._warm = False
-                request = self._pending.popitem()[1] if self._pending else None
+                request = self._next_request()
             if request is None:  # only asked to warm up (outside the lock: starting takes seconds)
                 try:
                     self._ensure_process()
