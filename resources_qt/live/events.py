@@ -45,7 +45,9 @@ class DataChanged:
     """A resource's data changed: watched files moved, or a polled read gave new content.
 
     `uris` are the subscribed URIs that were sent `updated`; `list_changed`
-    says the template's set of instances changed and `list_changed` went out.
+    says the template's set of instances changed and `list_changed` went out;
+    `paths` are the changed files of a "files" change, relative to the project
+    folder, in the order they were seen (at most the first 1,000 of a burst; none for a poll).
     """
 
     resource: str

@@ -90,8 +90,9 @@ class ServerController(QObject):
         read_output(SnippetOutput): what one read (or completion) printed, streams in order.
         instances_failed(str resource, str message): a template's `instances` snippet failed (listed none).
         instances_listed(str resource, int count): it answered again after a failure, or for the first time.
-        data_changed(str resource, float time, list[str] uris): a watched file or a polled read changed;
-            `uris` were sent `updated`.
+        data_changed(str resource, float time, list[str] uris, list[str] paths): a watched file or a polled
+            read changed; `uris` were sent `updated`; `paths` are the changed files, relative to the project
+            folder ([] for a poll).
         bus_state_changed(bool connected, str url): the notification bus connected or went away (url redacted).
         metrics_sampled(MetricsSample): the reads of the last second while serving (resources_qt.qt.metrics_feed).
     """
@@ -112,7 +113,7 @@ class ServerController(QObject):
     read_output = Signal(SnippetOutput)
     instances_failed = Signal(str, str)
     instances_listed = Signal(str, int)
-    data_changed = Signal(str, float, list)
+    data_changed = Signal(str, float, list, list)
     bus_state_changed = Signal(bool, str)
     metrics_sampled = Signal(object)
 

@@ -70,7 +70,7 @@ def event_emitters(controller: ServerController) -> dict[type, Callable[[Any], N
         TransportFailed: lambda e: controller.transport_stopped.emit(e.transport, e.message),
         PreviewDone: lambda e: controller.preview_finished.emit(e.outcome),
         CompletionsDone: lambda e: controller.completions_ready.emit(e.request_id, e.values),
-        DataChanged: lambda e: controller.data_changed.emit(e.resource, e.time, list(e.uris)),
+        DataChanged: lambda e: controller.data_changed.emit(e.resource, e.time, list(e.uris), list(e.paths)),
         InstancesFailed: lambda e: controller.instances_failed.emit(e.resource, e.message),
         InstancesListed: lambda e: controller.instances_listed.emit(e.resource, e.count),
         BusStateChanged: lambda e: controller.bus_state_changed.emit(e.connected, e.url),

@@ -34,7 +34,8 @@ CONTROLLER_SIGNALS: dict[str, tuple[str, ...]] = {
     "read_output": ("PyObject",),  # SnippetOutput: one read's streams in order
     "instances_failed": ("QString", "QString"),  # resource, message
     "instances_listed": ("QString", "int"),  # resource, count
-    "data_changed": ("QString", "double", "QVariantList"),  # resource, time, list[str] URIs sent `updated`
+    # resource, time, list[str] URIs sent `updated`, list[str] changed files (project-relative; [] for a poll)
+    "data_changed": ("QString", "double", "QVariantList", "QVariantList"),
     "bus_state_changed": ("bool", "QString"),  # connected, redacted URL
     "metrics_sampled": ("PyObject",),  # MetricsSample: the last second's reads, once a second while serving
 }

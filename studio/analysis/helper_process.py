@@ -8,14 +8,18 @@ import sys
 from typing import Any
 
 from studio.analysis.completion_source import CheckRequest, CompletionRequest, compute_completions
+from studio.analysis.source_warnings import WarningsRequest
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["decode_request", "encode_request", "main"]
 
 
-def encode_request(request: CompletionRequest | CheckRequest) -> str:
+def encode_request(request: CompletionRequest | CheckRequest | WarningsRequest) -> str:
     """One line of JSON for the process (no newline inside: json.dumps escapes it)."""
+    if isinstance(request, WarningsRequest):
+        return json.dumps({"op": "warnings", "id": request.request_id, "owner": request.owner,
+                           "source": request.source, "prelude": request.prelude, "module": request.module})  # fmt: skip
     if isinstance(request, CheckRequest):
         return json.dumps({"op": "check", "id": request.request_id, "owner": request.owner,
                            "source": request.source, "function": request.function})  # fmt: skip
@@ -46,12 +50,22 @@ def _check(data: dict[str, Any]) -> dict[str, Any]:
     return {"id": data["id"], "diagnostic": list(found) if found is not None else None}
 
 
+def _warnings(data: dict[str, Any]) -> dict[str, Any]:
+    from studio.analysis.source_warnings import compute_warnings
+
+    request = WarningsRequest(request_id=int(data["id"]), owner=int(data["owner"]), source=str(data["source"]),
+                              prelude=str(data.get("prelude", "")), module=bool(data.get("module")))  # fmt: skip
+    found = compute_warnings(request)
+    return {"id": request.request_id, "warnings": [[w.line, w.column, w.end, w.message] for w in found]}
+
+
 def main() -> int:
     """Answer one JSON request per stdin line with one JSON line on stdout; end of stdin ends the process.
 
     jedi builds a large parse tree per request: in the GUI process its garbage
     collections alone stalled the event loop for over 100 ms, so it runs here,
-    as does the compile check of long snippets (compile holds the GIL).
+    as does the compile check of long snippets (compile holds the GIL) and
+    pyflakes' warnings (a parse and a walk of the tree after every pause in typing).
     """
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     try:  # the first jedi call loads its stubs (seconds): pay for it before the first request waits
@@ -63,8 +77,11 @@ def main() -> int:
         if not line.strip():
             continue
         try:
-            if json.loads(line).get("op") == "check":
+            op = json.loads(line).get("op")
+            if op == "check":
                 answer: dict[str, Any] = _check(json.loads(line))
+            elif op == "warnings":
+                answer = _warnings(json.loads(line))
             else:
                 request = decode_request(line)
                 candidates = [[c.name, c.kind, c.suffix] for c in compute_completions(request)]

@@ -16,6 +16,7 @@ from PySide6.QtCore import QObject, Signal
 
 from studio.analysis.completion_source import Candidate, CheckRequest, CompletionRequest
 from studio.analysis.helper_process import encode_request
+from studio.analysis.source_warnings import SourceWarning, WarningsRequest
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +35,8 @@ class CompletionWorker(QObject):
     """Feeds completion requests to the completion process from one thread; newest request per owner wins.
 
     The thread blocks on the process's pipe (the GIL is free meanwhile), and
-    requests that were superseded while it waited are never sent. A process
+    requests that were superseded while it waited are never sent; a waiting
+    completion goes before checks and warnings (someone waits at the cursor). A process
     that died is started again for the next request. The process ends when
     this one does (its stdin closes), or on `close`.
 
@@ -44,16 +46,19 @@ class CompletionWorker(QObject):
         checked(CheckRequest request, object diagnostic): a check was answered: (line, column, message),
             None when the snippet compiles, or False when the process could not check it (a union Qt cannot
             name, so `object`).
+        warnings_found(WarningsRequest request, list warnings): pyflakes answered with a `list[SourceWarning]`
+            ([] also when the process could not answer: no warnings are better than a wait).
     """
 
     completed = Signal(CompletionRequest, list)
     checked = Signal(CheckRequest, object)
+    warnings_found = Signal(WarningsRequest, list)
 
     _shared: CompletionWorker | None = None
 
     def __init__(self) -> None:
         super().__init__()
-        self._pending: dict[tuple[str, int], CompletionRequest | CheckRequest] = {}
+        self._pending: dict[tuple[str, int], CompletionRequest | CheckRequest | WarningsRequest] = {}
         self._wake = threading.Condition()
         self._closed = False
         self._warm = False
@@ -69,7 +74,7 @@ class CompletionWorker(QObject):
             atexit.register(cls._shared.close)
         return cls._shared
 
-    def submit(self, request: CompletionRequest | CheckRequest) -> None:
+    def submit(self, request: CompletionRequest | CheckRequest | WarningsRequest) -> None:
         """Queue `request`, replacing a not yet sent one of the same kind from the same owner."""
         with self._wake:
             self._pending[(type(request).__name__, request.owner)] = request
@@ -131,7 +136,7 @@ class CompletionWorker(QObject):
                 raise
         return self._process
 
-    def _ask(self, request: CompletionRequest | CheckRequest) -> dict[str, Any]:
+    def _ask(self, request: CompletionRequest | CheckRequest | WarningsRequest) -> dict[str, Any]:
         process = self._ensure_process()
         assert process.stdin is not None and process.stdout is not None
         process.stdin.write(encode_request(request) + "\n")
@@ -142,6 +147,13 @@ class CompletionWorker(QObject):
         data: dict[str, Any] = json.loads(answer)
         return data
 
+    def _next_request(self) -> CompletionRequest | CheckRequest | WarningsRequest | None:
+        """The newest completion first (someone waits at the cursor), then the newest of the rest."""
+        if not self._pending:
+            return None
+        key = next((k for k in reversed(self._pending) if k[0] == CompletionRequest.__name__), None)
+        return self._pending.pop(key) if key is not None else self._pending.popitem()[1]
+
     def _run(self) -> None:
         while True:
             with self._wake:
@@ -150,7 +162,7 @@ class CompletionWorker(QObject):
                 if self._closed:
                     return
                 self._warm = False
-                request = self._pending.popitem()[1] if self._pending else None
+                request = self._next_request()
             if request is None:  # only asked to warm up (outside the lock: starting takes seconds)
                 try:
                     self._ensure_process()
@@ -162,7 +174,11 @@ class CompletionWorker(QObject):
             except (OSError, ValueError) as exc:
                 logger.warning("completion process unavailable: %s", exc)
                 data = {}
-            if isinstance(request, CheckRequest):
+            if isinstance(request, WarningsRequest):
+                rows = data.get("warnings", []) if data.get("id") == request.request_id else []
+                found_warnings = [SourceWarning(int(a), int(b), int(c), str(m)) for a, b, c, m in rows]
+                self.warnings_found.emit(request, found_warnings)
+            elif isinstance(request, CheckRequest):
                 found = data.get("diagnostic", False) if data.get("id") == request.request_id else False
                 self.checked.emit(request, tuple(found) if isinstance(found, list) else found)
             else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QFormLayout,
     QHBoxLayout,
@@ -20,11 +21,12 @@ from PySide6.QtWidgets import (
 
 from resources_qt.project import ResourceSpec
 from resources_qt.project.model import WATCH_INTERVAL_MAX, WATCH_INTERVAL_MIN, WatchSpec
+from studio.look.elided_label import ElidedLabel
 from studio.look.marks import mark_colors
 
-__all__ = ["LiveDataFields", "change_text", "interval_text"]
+__all__ = ["LiveDataFields", "change_detail", "change_text", "interval_text"]
 
-_SHOWN_URIS = 20
+_SHOWN = 20
 
 
 def interval_text(interval: float | None) -> str:
@@ -34,12 +36,68 @@ def interval_text(interval: float | None) -> str:
     return str(int(interval)) if float(interval).is_integer() else repr(float(interval))
 
 
-def change_text(when: float, uris: list[str]) -> str:
-    """The last change of watched data in a line: `changed 12:04:31, tickets://3` (the URIs sent `updated`)."""
-    text = "changed " + time.strftime("%H:%M:%S", time.localtime(when))
+def change_text(when: float, uris: list[str], paths: list[str]) -> str:
+    """The last change of watched data in a line: `changed 12:04:31: tickets/3.json (tickets://3 updated)`.
+
+    What changed comes first: the files (project-relative), or "poll" for a polled read; then the URIs
+    that were sent `updated`, when any was.
+    """
+    text = "changed " + time.strftime("%H:%M:%S", time.localtime(when)) + ": " + _first(paths, "poll")
     if uris:
-        text += f", {uris[0]}" + (f" (+{len(uris) - 1} more)" if len(uris) > 1 else "")
+        text += f" ({_first(uris, '')} updated)"
     return text
+
+
+def _first(items: list[str], none: str) -> str:
+    if not items:
+        return none
+    return items[0] + (f" +{len(items) - 1} more" if len(items) > 1 else "")
+
+
+def change_detail(when: float, uris: list[str], paths: list[str]) -> str:
+    """The change at length (the line's tooltip): every file and URI, up to 20 of each."""
+    lines = ["Watched data last changed at " + time.strftime("%H:%M:%S", time.localtime(when))
+             + (":" if paths else ", found by polling")]  # fmt: skip
+    lines += [f"  {path}" for path in _shown(paths)]
+    if uris:
+        lines.append("resources/updated sent for:")
+        lines += [f"  {uri}" for uri in _shown(uris)]
+    else:
+        lines.append("No subscribed URI's content changed: no resources/updated was sent.")
+    return "\n".join(lines)
+
+
+def _shown(items: list[str]) -> list[str]:
+    return items[:_SHOWN] + ([f"… and {len(items) - _SHOWN} more"] if len(items) > _SHOWN else [])
+
+
+class _ChangeLine(ElidedLabel):
+    """The last change's line, cut with "…" to fit; its tooltip is always the whole line and the details.
+
+    No signals.
+    """
+
+    def __init__(self, parent: QWidget) -> None:
+        self._detail = ""
+        super().__init__("", parent)
+
+    def set_change(self, line: str, detail: str) -> None:
+        self._detail = detail
+        self.setText(line)
+
+    def setText(self, text: str) -> None:
+        super().setText(text)
+        self._tip()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._tip()
+
+    def _tip(self) -> None:
+        # ElidedLabel tips only a cut text; this line's details (every file and URI) are worth a tip anyway.
+        tip = "\n".join(part for part in (self.text(), self._detail) if part)
+        if self.toolTip() != tip:
+            self.setToolTip(tip)
 
 
 class LiveDataFields(QObject):
@@ -82,13 +140,13 @@ class LiveDataFields(QObject):
         self.summary = QLabel(self.box)
         self.summary.setObjectName("liveDataSummary")
         self.summary.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.changed_label = QLabel(self.box)
+        # Its own line under the header: the files and URIs of a change need more room than the header has.
+        self.changed_label = _ChangeLine(self.box)
         self.changed_label.setObjectName("liveDataChanged")
-        self.changed_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.changed_label.hide()
         self._name = ""
         self._applied = WatchSpec()
-        self._changes: dict[str, tuple[float, list[str]]] = {}
+        self._changes: dict[str, tuple[float, list[str], list[str]]] = {}
 
         self.body = QWidget(self.box)
         self.body.setObjectName("liveDataFields")
@@ -135,11 +193,11 @@ class LiveDataFields(QObject):
         header.setContentsMargins(0, 0, 0, 0)
         header.addWidget(self.toggle)
         header.addWidget(self.summary, 1)
-        header.addWidget(self.changed_label)
         layout = QVBoxLayout(self.box)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(4)
         layout.addLayout(header)
+        layout.addWidget(self.changed_label)
         layout.addWidget(self.body)
         self.body.hide()
 
@@ -164,10 +222,11 @@ class LiveDataFields(QObject):
         if self.toggle.isChecked() != on:
             self.toggle.setChecked(on)
 
-    @Slot(str, float, list)
-    def note_data_changed(self, name: str, when: float, uris: list[str]) -> None:
-        """Resource `name`'s watched data changed at `when` (`uris` were sent `updated`)."""
-        self._changes[name] = (when, list(uris))
+    @Slot(str, float, list, list)
+    def note_data_changed(self, name: str, when: float, uris: list[str], paths: list[str]) -> None:
+        """Resource `name`'s watched data changed at `when`: the files `paths` ([] for a poll), and `uris`
+        were sent `updated`."""
+        self._changes[name] = (when, list(uris), list(paths))
         if name == self._name:
             self._update_changed()
 
@@ -283,13 +342,8 @@ class LiveDataFields(QObject):
             self.changed_label.clear()
             self.changed_label.hide()
             return
-        when, uris = change
-        self.changed_label.setText(change_text(when, uris))
-        shown = uris[:_SHOWN_URIS] + ([f"… and {len(uris) - _SHOWN_URIS} more"] if len(uris) > _SHOWN_URIS else [])
-        self.changed_label.setToolTip("Watched data last changed at "
-                                      + time.strftime("%H:%M:%S", time.localtime(when))
-                                      + ("; updated sent for:\n" + "\n".join(shown) if uris else
-                                         "; no subscribed URI's content changed"))  # fmt: skip
+        when, uris, paths = change
+        self.changed_label.set_change(change_text(when, uris, paths), change_detail(when, uris, paths))
         self.changed_label.show()
 
     def _apply_style(self) -> None:

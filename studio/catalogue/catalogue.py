@@ -224,11 +224,11 @@ class CatalogueView(QWidget):
         controller.instances_failed.connect(self.note_instances_failed)
         controller.instances_listed.connect(self.note_instances_listed)
 
-    @Slot(str, float, list)
-    def note_data_changed(self, name: str, when: float, uris: list[str]) -> None:
+    @Slot(str, float, list, list)
+    def note_data_changed(self, name: str, when: float, uris: list[str], paths: list[str]) -> None:
         """A watched file or polled read of `name` changed at `when`: its row shows the time."""
         for model in (self.resource_model, self.template_model):
-            model.note_data_changed(name, when, uris)
+            model.note_data_changed(name, when, uris, paths)
 
     @Slot(str, str)
     def note_instances_failed(self, name: str, message: str) -> None:

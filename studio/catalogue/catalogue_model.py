@@ -193,8 +193,10 @@ class CatalogueModel(QAbstractTableModel):
 
     # -- live data (fed by the window from the controller's signals) ----------
 
-    @Slot(str, float, list)
-    def note_data_changed(self, name: str, when: float, uris: list[str] | None = None) -> None:
+    @Slot(str, float, list, list)
+    def note_data_changed(
+        self, name: str, when: float, uris: list[str] | None = None, paths: list[str] | None = None
+    ) -> None:
         """The resource's watched data changed at `when`."""
         self._last_change[name] = when
         self._refresh_name(name)

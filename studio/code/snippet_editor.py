@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QEvent, QRect, QSize, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import (
+    QColor,
     QFocusEvent,
     QFontDatabase,
     QHelpEvent,
@@ -14,15 +15,16 @@ from PySide6.QtGui import (
     QPaintEvent,
     QResizeEvent,
     QTextBlock,
-    QTextCharFormat,
     QTextCursor,
     QTextDocument,
     QTextFormat,
 )
 from PySide6.QtWidgets import QPlainTextDocumentLayout, QPlainTextEdit, QTextEdit, QToolTip, QWidget
 
+from studio.analysis.source_warnings import SourceWarning
 from studio.code.code_completion import CodeCompletion
 from studio.code.code_text import CLOSERS, OPENERS, code_brackets, code_part, toggle_comment
+from studio.code.diagnostic_marks import hover_text, underline, warning_colour
 from studio.code.line_actions import LineActions
 from studio.code.line_edits import ends_block
 from studio.look.editor_theme import EditorTheme, theme_for_palette
@@ -63,7 +65,9 @@ class SnippetEditor(QPlainTextEdit):
     selected lines, Shift+Alt+Up / Down copy them, Ctrl+D duplicates them and
     Ctrl+Shift+K deletes them (`line_actions.LINE_KEYS`); brackets and quotes
     close themselves and are typed over; Enter after `return`, `raise`, `pass`,
-    `break` or `continue` dedents. Colours follow the widget's palette.
+    `break` or `continue` dedents. The compile error (`set_diagnostic`) and the
+    warnings (`set_warnings`) are wavy underlines in the error and warning colours,
+    their messages shown on hover. Colours follow the widget's palette.
 
     Signals:
         source_edited(str source): the text changed, debounced so a burst of typing emits once.
@@ -87,6 +91,8 @@ class SnippetEditor(QPlainTextEdit):
         self._theme: EditorTheme = theme_for_palette(self.palette())
         self._gutter = _Gutter(self)
         self._diagnostic: tuple[int, int, str] | None = None
+        self._warnings: tuple[SourceWarning, ...] = ()
+        self._warning_colour = warning_colour(self.palette(), self._theme)
         self._brackets: tuple[int, ...] = ()
         self._find_matches: list[tuple[int, int]] = []
         self._gutter_line = -1
@@ -205,6 +211,26 @@ class SnippetEditor(QPlainTextEdit):
             self._gutter.update()
 
     @property
+    def warnings(self) -> tuple[SourceWarning, ...]:
+        """The warnings underlined (pyflakes': undefined names, unused imports, …)."""
+        return self._warnings
+
+    @property
+    def warning_colour(self) -> QColor:
+        """The warnings' underline colour (from the palette's warning hue)."""
+        return self._warning_colour
+
+    def set_warnings(self, warnings: Sequence[SourceWarning]) -> None:
+        """Underline each warning's place in the warning colour, its message on hover ([] to clear)."""
+        if tuple(warnings) != self._warnings:
+            self._warnings = tuple(warnings)
+            self._refresh_selections()
+
+    def hover_text(self, line: int) -> str:
+        """What hovering `line` (1-based) shows: its error and warnings, one a line ("" for none)."""
+        return hover_text(line, error=self._diagnostic, warnings=self._warnings)
+
+    @property
     def bracket_match(self) -> tuple[int, ...]:
         """Document positions of the highlighted bracket pair at the cursor (empty when none)."""
         return self._brackets
@@ -252,11 +278,12 @@ class SnippetEditor(QPlainTextEdit):
             if (event.modifiers() == _CONTROL and event.key() in _EDITOR_SHORTCUTS) or self.lines.command_for(event):
                 event.accept()
                 return True
-        if event.type() == QEvent.Type.ToolTip and self._diagnostic is not None:
+        if event.type() == QEvent.Type.ToolTip and (self._diagnostic is not None or self._warnings):
             assert isinstance(event, QHelpEvent)
             cursor = self.cursorForPosition(event.pos() - self.viewport().pos())
-            if cursor.blockNumber() + 1 == self._diagnostic[0]:
-                QToolTip.showText(event.globalPos(), self._diagnostic[2], self)
+            said = self.hover_text(cursor.blockNumber() + 1)
+            if said:
+                QToolTip.showText(event.globalPos(), said, self)
             else:
                 QToolTip.hideText()
             return True
@@ -452,29 +479,18 @@ class SnippetEditor(QPlainTextEdit):
             mark.cursor.setPosition(position)
             mark.cursor.setPosition(position + 1, QTextCursor.MoveMode.KeepAnchor)
             selections.append(mark)
-        if self._diagnostic is not None:
-            selections.append(self._diagnostic_selection(self._diagnostic[0], self._diagnostic[1]))
+        document = self.document()
+        for warning in self._warnings:
+            wave = underline(document, line=warning.line, column=warning.column, end=warning.end,
+                             colour=self._warning_colour)  # fmt: skip
+            if wave is not None:
+                selections.append(wave)
+        if self._diagnostic is not None:  # last: drawn over a warning on the same text
+            line, column, _message = self._diagnostic
+            error = underline(document, line=min(line, self.blockCount()), column=column, colour=theme.error)
+            if error is not None:
+                selections.append(error)
         self.setExtraSelections(selections)
-
-    def _diagnostic_selection(self, line: int, column: int) -> QTextEdit.ExtraSelection:
-        block = self.document().findBlockByNumber(min(line, self.blockCount()) - 1)
-        error = QTextEdit.ExtraSelection()
-        fmt = QTextCharFormat()
-        fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
-        fmt.setUnderlineColor(self._theme.error)
-        error.format = fmt
-        cursor = QTextCursor(block)
-        text = block.text()
-        start = min(max(column - 1, 0), len(text))
-        # Underline from the error to the end of the line; a column past the end marks the last character.
-        if start >= len(text) and text:
-            start = len(text) - 1
-        if not text.strip():
-            start = 0
-        cursor.setPosition(block.position() + start)
-        cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor)
-        error.cursor = cursor
-        return error
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
@@ -482,6 +498,7 @@ class SnippetEditor(QPlainTextEdit):
             theme = theme_for_palette(self.palette())
             if theme != self._theme:
                 self._theme = theme
+                self._warning_colour = warning_colour(self.palette(), theme)
                 self.highlighter.set_palette(self.palette())
                 self._refresh_selections()
                 self._gutter.update()
@@ -543,7 +560,7 @@ class SnippetEditor(QPlainTextEdit):
     def _on_text_changed(self) -> None:
         if not self._loading:
             self._debounce.start()
-        if self._diagnostic is not None:
+        if self._diagnostic is not None or self._warnings:
             self._refresh_selections()
 
     @Slot()

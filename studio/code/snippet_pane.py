@@ -1,4 +1,4 @@
-"""A snippet editor with a heading, its find / go-to-line bars and a one-line status, compile-checked as you type."""
+"""A snippet editor with a heading, its find / go-to-line bars and a one-line status, checked as you type."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from studio.analysis.completion_source import CheckRequest
 from studio.analysis.source_check import check_source
+from studio.analysis.source_warnings import SourceWarning, WarningsRequest
 from studio.analysis.worker import CompletionWorker
 from studio.code.find_bar import FindBar
 from studio.code.goto_line import GoToLineBar
@@ -45,8 +46,12 @@ class _Kept:
 class SnippetPane(QWidget):
     """Heading, `SnippetEditor` with its find and go-to-line bars, and a status line.
 
-    The source is compile-checked shortly after each edit. `function` ("read",
-    "complete", "instances" or None) is the top-level name the snippet must define;
+    The source is compile-checked shortly after each edit; when it compiles, the
+    analysis process's pyflakes warnings (undefined names, unused imports) are
+    underlined when they come, the helpers and the prelude's names (the
+    completion context's `prelude`) known. `function` ("read", "complete",
+    "instances" or None: a module such as the prelude, whose imports the readers
+    use) is the top-level name the snippet must define;
     `required` says whether an empty snippet is an error. Each resource (the
     `key` given to `load`) keeps its own editor document, so undo in the editor
     still works after switching to another resource and back. `set_run_error`
@@ -109,6 +114,8 @@ class SnippetPane(QWidget):
         self._owner = next(_owners)
         self._check_ids = itertools.count(1)
         self._check_pending: CheckRequest | None = None
+        self._warnings_pending: WarningsRequest | None = None
+        self._prelude = ""
         self._worker: CompletionWorker | None = None
         self.editor.textChanged.connect(self._on_text_changed)
         self.editor.find_requested.connect(self._on_find_requested)
@@ -134,8 +141,13 @@ class SnippetPane(QWidget):
         self.check()
 
     def set_completion_context(self, *, prelude: str, variables: Sequence[str]) -> None:
-        """What completion sees besides the snippet: the project's prelude and the template's variables."""
+        """What completion and the warnings see besides the snippet: the project's prelude and the template's
+        variables. A new prelude checks the snippet again (a name it defines is no longer undefined)."""
         self.editor.set_completion_context(prelude=prelude, variables=variables)
+        if prelude != self._prelude:
+            self._prelude = prelude
+            if self._active and self.editor.toPlainText().strip():
+                self._timer.start()
 
     def rename_key(self, old: str, new: str) -> None:
         """The resource `old` is now called `new`: its document (shown or kept) goes with it."""
@@ -155,10 +167,12 @@ class SnippetPane(QWidget):
         self._check_pending = None
         source = self.editor.toPlainText()
         if not self._active:
+            self._show_warnings([])
             self.editor.clear_diagnostic()
             self._set_status("", error=False)
             return
         if not source.strip():
+            self._show_warnings([])
             self.editor.clear_diagnostic()
             needed = self._required and self._function
             self._set_status(f"The resource needs a reader: define <code>{self._function}()</code>." if needed else "",
@@ -177,16 +191,42 @@ class SnippetPane(QWidget):
         """True while a background compile check of the shown text is out."""
         return self._check_pending is not None
 
+    @property
+    def warnings_pending(self) -> bool:
+        """True while the warnings of the shown text are being found in the analysis process."""
+        return self._warnings_pending is not None
+
     def _show_check(self, found: tuple[int, int, str] | None) -> None:
         if found is None:
             self.editor.clear_diagnostic()
             self._set_status("", error=False)
+            self._ask_warnings()
             return
+        self._show_warnings([])  # a snippet that does not compile shows its error alone
         line, column, message = found
         self.editor.set_diagnostic(line, column, message)
         self._set_status(f"Line {line}: {message}", error=True)
 
     # -- internals -----------------------------------------------------------
+
+    def _show_warnings(self, warnings: list[SourceWarning]) -> None:
+        self._warnings_pending = None
+        self.editor.set_warnings(warnings)
+
+    def _ask_warnings(self) -> None:
+        source = self.editor.toPlainText()
+        module = self._function is None
+        request = WarningsRequest(request_id=next(self._check_ids), owner=self._owner, source=source,
+                                  prelude="" if module else self._prelude, module=module)  # fmt: skip
+        self._warnings_pending = request
+        self._analysis().submit(request)
+
+    def _analysis(self) -> CompletionWorker:
+        if self._worker is None:
+            self._worker = CompletionWorker.shared()
+            self._worker.checked.connect(self._on_checked)
+            self._worker.warnings_found.connect(self._on_warnings_found)
+        return self._worker
 
     def _switch(self, source: str, key: str | None) -> None:
         current = self.editor.document()
@@ -246,14 +286,11 @@ class SnippetPane(QWidget):
         if not self._active or self.editor.blockCount() <= BACKGROUND_CHECK_LINES or not source.strip():
             self.check()
             return
-        if self._worker is None:
-            self._worker = CompletionWorker.shared()
-            self._worker.checked.connect(self._on_checked)
         request = CheckRequest(
             request_id=next(self._check_ids), owner=self._owner, source=source, function=self._function
         )
         self._check_pending = request
-        self._worker.submit(request)
+        self._analysis().submit(request)
 
     @Slot(object, object)
     def _on_checked(self, request: CheckRequest, found: object) -> None:
@@ -268,6 +305,15 @@ class SnippetPane(QWidget):
         assert found is None or isinstance(found, tuple)
         line, column, message = found if found is not None else (0, 0, "")
         self._show_check((int(line), int(column), str(message)) if found is not None else None)
+
+    @Slot(object, list)
+    def _on_warnings_found(self, request: WarningsRequest, warnings: list[SourceWarning]) -> None:
+        if request.owner != self._owner or request is not self._warnings_pending:
+            return
+        self._warnings_pending = None
+        if request.source != self.editor.toPlainText() or not self._active or self.editor.diagnostic is not None:
+            return  # edited meanwhile (the next check asks again), or an error shows alone
+        self.editor.set_warnings(warnings)
 
     @Slot(bool)
     def _on_find_requested(self, replace: bool) -> None:

@@ -51,6 +51,7 @@ def test_the_window_lists_instances_and_announces_watched_changes(qtbot: Any, tm
         with qtbot.waitSignal(controller.data_changed, timeout=WAIT) as changed:
             (tmp_path / "notes" / "a.md").write_text("# A, edited\n")
         assert changed.args[0] == "note" and changed.args[2] == ["notes://a.md"]
+        assert changed.args[3] == ["notes/a.md"]  # the changed file, relative to the project folder
         qtbot.waitUntil(
             lambda: any(isinstance(n, types.ResourceUpdatedNotification) for n in client.notifications),
             timeout=WAIT,

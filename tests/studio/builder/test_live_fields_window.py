@@ -3,13 +3,18 @@ the last change of the watched data shown in the group."""
 
 from __future__ import annotations
 
+import itertools
+import re
 import shutil
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtWidgets import QLabel
 
 from resources_qt.project import ProjectError, loads_project
+from studio.builder.live_fields import change_text
+from studio.look.elided_label import ElidedLabel
 
 WAIT_MS = 15_000
 ROOT = Path(__file__).resolve().parents[3]
@@ -143,11 +148,95 @@ def test_the_last_change_of_watched_data_is_shown_in_the_group(make_window, qtbo
         return changed.isVisible()
 
     qtbot.waitUntil(edited, timeout=WAIT_MS)
-    assert changed.text().startswith("changed ") and len(changed.text()) == len("changed 12:04:31")
-    assert "no subscribed URI's content changed" in changed.toolTip()
+    # No client subscribed: the line names the file, and no URI was sent `updated`.
+    assert re.fullmatch(r"changed \d\d:\d\d:\d\d: notes/groceries\.md", changed.text()), changed.text()
+    assert "No subscribed URI's content changed" in changed.toolTip()
     # Another resource's group shows its own (none), and the note's comes back with it.
     window.catalogue.select("note_index")
     qtbot.waitUntil(lambda: window.editor.form.resource_name == "note_index", timeout=WAIT_MS)
     assert not changed.isVisible()
     window.catalogue.select("note")
     qtbot.waitUntil(changed.isVisible, timeout=WAIT_MS)
+
+
+TICKETS = """format = 1
+
+[server]
+name = "Tickets"
+notifications = true
+subscriptions = true
+
+[[resources]]
+name = "ticket"
+uri_template = "tickets://{id}"
+mime_type = "application/json"
+samples = ["tickets://3"]
+watch = { files = ["tickets/*.json"] }
+reader = '''
+def read(uri, params):
+    return (PROJECT_DIR / "tickets" / f"{params['id']}.json").read_text()
+'''
+"""
+
+
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")  # the legacy era subscribes
+def test_a_watched_file_change_names_the_file_and_the_uri_it_updated(
+    make_window, connect, qtbot, tmp_path: Path
+) -> None:
+    (tmp_path / "tickets").mkdir()
+    ticket = tmp_path / "tickets" / "3.json"
+    ticket.write_text('{"id": 3, "status": "open"}', encoding="utf-8")
+    path = tmp_path / "tickets.toml"
+    path.write_text(TICKETS, encoding="utf-8")
+    window = _open(make_window, qtbot, path, "ticket")
+    changed = window.editor.form.live.changed_label
+    with qtbot.waitSignal(window.controller.server_started, timeout=WAIT_MS):
+        window.start_http(port=0)
+    assert window.controller.wait_watching(10)
+    client = connect(window.controller.url)
+    subscribed = client.submit(lambda c: c.subscribe_resource("tickets://3"))
+    qtbot.waitUntil(subscribed.done, timeout=WAIT_MS)
+    subscribed.result()
+    versions = itertools.count(1)
+    wanted = "tickets/3.json (tickets://3 updated)"
+
+    def edited() -> bool:
+        # New content each time: only changed content is announced, so a rewrite after a missed one must differ.
+        ticket.write_text(f'{{"id": 3, "status": "closed", "version": {next(versions)}}}', encoding="utf-8")
+        return changed.isVisible() and changed.text().endswith(wanted)
+
+    qtbot.waitUntil(edited, timeout=WAIT_MS)
+    assert re.fullmatch(r"changed \d\d:\d\d:\d\d: " + re.escape(wanted), changed.text()), changed.text()
+    # In the builder itself, on a line of its own (folded or not): the file is in what is drawn, not only in a
+    # tooltip; the builder's 340 px may cut the rest of the line, which the tooltip then holds whole.
+    assert isinstance(changed, ElidedLabel) and not window.editor.form.live.expanded
+    assert "tickets/3.json" in changed.shown_text()
+    assert changed.width() <= window.editor.form.width()
+    tip = changed.toolTip()
+    assert tip.startswith(changed.text()) and "tickets/3.json" in tip and "tickets://3" in tip
+
+
+def test_a_long_change_line_is_cut_to_fit_with_the_whole_line_in_its_tooltip(
+    make_window, qtbot, tmp_path: Path
+) -> None:
+    path = tmp_path / "reports.toml"
+    path.write_text(PROJECT, encoding="utf-8")
+    window = _open(make_window, qtbot, path, "report")
+    live = window.editor.form.live
+    paths = [f"data/{'quarterly-' * 8}{n}.csv" for n in range(30)]
+    live.note_data_changed("report", 1_700_000_000.0, ["reports://weekly.csv"], paths)
+    changed = live.changed_label
+    qtbot.waitUntil(changed.isVisible, timeout=WAIT_MS)
+    line = change_text(1_700_000_000.0, ["reports://weekly.csv"], paths)
+    assert changed.text() == line and line.endswith(f"{paths[0]} +29 more (reports://weekly.csv updated)")
+    assert changed.width() <= window.editor.form.width()  # never widens the builder: the text is cut
+    assert changed.is_elided() and changed.shown_text().endswith("…")
+    tip = changed.toolTip()
+    assert tip.startswith(line) and paths[19] in tip and "… and 10 more" in tip and paths[20] not in tip
+
+
+def test_a_poll_says_poll_where_a_watched_change_names_its_files() -> None:
+    when = 1_700_000_000.0
+    assert change_text(when, ["reports://weekly.csv"], []).endswith(": poll (reports://weekly.csv updated)")
+    assert change_text(when, [], ["data/a.csv", "data/b.csv"]).endswith(": data/a.csv +1 more")
+    assert change_text(when, ["a://1", "a://2", "a://3"], ["x"]).endswith(": x (a://1 +2 more updated)")
