@@ -36,6 +36,7 @@ from resources_qt.project import Project, ResourceSpec
 from resources_qt.server.engine import ResourceServer
 from resources_qt.server.events import ServerEvent, SubscriptionAdded
 from resources_qt.server.loopthread import LoopThread
+from resources_qt.server.metrics_labels import NotificationOrigin
 from resources_qt.server.reading import PreviewOutcome
 from resources_qt.snippets import SnippetPool
 
@@ -345,7 +346,9 @@ class LiveData:
             self._emit(InstancesListed(name, len(instances), time.time()))
         return frozenset(r.uri for r in instances)
 
-    async def _relist(self, *, announce: bool, only: Sequence[str] | None = None) -> set[str]:
+    async def _relist(
+        self, *, announce: bool, only: Sequence[str] | None = None, origin: NotificationOrigin = "watch"
+    ) -> set[str]:
         """Re-run the listings; returns the templates whose set of instances changed and were announced.
 
         With notifications switched off nothing is announced (and nothing returned).
@@ -363,7 +366,7 @@ class LiveData:
         self._announced.update(current)
         if not (announce and had and self._server.enable_resource_notifications):
             return set()
-        await self._server.notify(ListChanged())
+        await self._server.notify(ListChanged(), origin=origin)
         return had
 
     # -- changes --------------------------------------------------------------------
@@ -436,7 +439,7 @@ class LiveData:
         if rereader is None:
             changed = uris
             for uri in uris:
-                await self._server.notify(Updated(uri))
+                await self._server.notify(Updated(uri), origin="watch")
         else:
             changed = await rereader.reread(
                 uris, written=written, paths=pending.paths, notify=self._tell_updated
@@ -448,7 +451,7 @@ class LiveData:
         self._emit(DataChanged(name, "files", tuple(changed), list_changed, time.time(), tuple(pending.paths)))
 
     async def _tell_updated(self, uri: str) -> None:
-        await self._server.notify(Updated(uri))
+        await self._server.notify(Updated(uri), origin="watch")
 
     def _earliest_write(self, pending: _PendingChange) -> float:
         """When the change was written, at the earliest: the oldest modification time of its files.
@@ -520,9 +523,9 @@ class LiveData:
             self._forget(spec.name)  # the data behind every URI of the resource may have moved
         list_changed = False
         if spec.instances.strip() and server.enable_resource_notifications and server.sessions():
-            list_changed = bool(await self._relist(announce=True, only=[spec.name]))
+            list_changed = bool(await self._relist(announce=True, only=[spec.name], origin="poll"))
         for uri in changed:
-            await server.notify(Updated(uri))
+            await server.notify(Updated(uri), origin="poll")
         if changed or list_changed:
             self._emit(DataChanged(spec.name, "interval", tuple(changed), list_changed, time.time()))
 

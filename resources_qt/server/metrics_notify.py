@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
-import threading
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
@@ -23,25 +21,14 @@ ORIGIN: contextvars.ContextVar[NotificationOrigin | None] = contextvars.ContextV
 """The origin of the notification being delivered in this task: set by the engine around a local send and by
 `tag_remote_origin` for one from the bus."""
 
-_LIVE_THREAD = "resource-live-data"
-"""The name of the live data's loop thread (resources_qt.live.runtime)."""
-
 _NOTIFY_COMMAND = "notify-"
 """How the origins of `resource-studio notify`'s messages start (resources_qt.bus.publish)."""
 
 
 def caller_origin(given: NotificationOrigin | None = None) -> NotificationOrigin:
-    """The origin of a notification raised here: `given`, else the live data's (a watched file or a poll,
-    told by the task it runs in), else "edit" (the window's edits, `--watch` reloads, code)."""
-    if given is not None:
-        return given
-    if threading.current_thread().name == _LIVE_THREAD:
-        # The live data's notifications run in its polling tasks (LiveData._poll_loop, DigestPoller) or in
-        # its watched-file tasks; live/ is not instrumented itself, so the task says which.
-        task = asyncio.current_task()
-        name = getattr(task.get_coro(), "__qualname__", "") if task is not None else ""
-        return "poll" if "poll" in name.lower() else "watch"
-    return "edit"
+    """The origin of a notification raised here: `given` (the live data says "watch" or "poll", the window's
+    button "button"), else "edit" (the window's edits, `--watch` reloads, code)."""
+    return given if given is not None else "edit"
 
 
 async def tag_remote_origin(envelope: Envelope) -> None:
