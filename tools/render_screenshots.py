@@ -4,10 +4,10 @@
 
 Opens the real window at 1280x800 (or --size; other sizes' shots are named main_window*_1920x1080.png)
 on a project (the bundled example by default), previews a template, starts the HTTP server on a free
-port, connects an SDK client that lists, reads and subscribes, then grabs every page of the window in the light
-and the dark theme (and a template's Instances tab with the builder's "Live data"
-group unfolded: main_window_live*.png). Settings and
-recovery files go to a temporary folder, so the user's own are never touched.
+port, connects an SDK client that lists, reads and subscribes, then grabs every page of the window
+(the Remote page connected to that server) in the light and the dark theme (and a template's Instances
+tab with the builder's "Live data" group unfolded: main_window_live*.png). Settings and recovery files go
+to a temporary folder, so the user's own are never touched.
 """
 
 from __future__ import annotations
@@ -188,7 +188,22 @@ def main(argv: list[str] | None = None) -> int:
             window.show_page(page)
             pump(0.4)
             shoot(window, f"main_window_{page}{suffix}")
+        if remote_ready:
+            window.show_page("remote")
+            pump(0.4)
+            shoot(window, f"main_window_remote{suffix}")
         window.show_page("editor")
+
+    # Client mode: the Remote page connected to the studio's own server, with a read shown.
+    remote_ready = False
+    if started:
+        page = window.remote.page
+        window.connect_remote(window.server_panel.url)
+        if pump(15.0, until=lambda: page.catalogue.model().rowCount() > 0) and direct:
+            page.select_key(direct[0])
+            window.read_remote(direct[0])
+            remote_ready = pump(15.0, until=lambda: page.content_tabs.count() > 0)
+        pump(0.5)
 
     # The Tests page shows a finished run of the example's tests.
     finished: list[tuple[int, int]] = []
