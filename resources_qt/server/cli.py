@@ -29,7 +29,7 @@ from resources_qt.server.metrics_readers import MeasuredReaders
 from resources_qt.server.output_writer import MAX_OUTPUT_FILE_BYTES, OutputFile, OutputWriter
 from resources_qt.snippets import SnippetPool, bind_project, snippet_resource
 from resources_qt.snippets.binding import READERS, create_readers
-from resources_qt.upstream import Upstreams, bind_upstreams, upstream_or
+from resources_qt.upstream import Upstreams, bind_upstreams, sync_upstreams, upstream_or
 
 if TYPE_CHECKING:  # loaded only when --metrics or the OTEL_* variables ask for them
     from resources_qt.server.metrics_http import MetricsListener
@@ -216,6 +216,8 @@ def serve_main(argv: Sequence[str]) -> int:
                 make=upstream_or(lambda spec: snippet_resource(spec, served), upstreams),
                 set_prelude=pool.set_prelude,
                 on_reload=live.set_project,
+                # An upstream declared by the edit is connected before its imported resources are made.
+                before_apply=lambda new: sync_upstreams(upstreams, new) if upstreams is not None else None,
             )
         if address is not None:
             try:

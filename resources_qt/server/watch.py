@@ -47,6 +47,7 @@ class ProjectWatcher:
         make: MakeResource,
         set_prelude: Callable[[str], None],
         on_reload: Callable[[Project], None] | None = None,
+        before_apply: Callable[[Project], None] | None = None,
         interval: float = 0.2,
         settle: float = 1.0,
     ) -> None:
@@ -58,6 +59,7 @@ class ProjectWatcher:
         self._make = make
         self._set_prelude = set_prelude
         self._on_reload = on_reload
+        self._before_apply = before_apply
         self._interval = interval
         self._settle = settle
         self._stop = threading.Event()
@@ -131,6 +133,8 @@ class ProjectWatcher:
             logger.warning("Server settings changed in %s; restart to apply them", self._path)
         if new.prelude != old.prelude:
             self._set_prelude(new.prelude)
+        if self._before_apply is not None:
+            self._before_apply(new)  # what the new resources are made with (their upstreams) comes first
         scopes = self._server.access.scopes
         scopes.tighten(ScopePolicy.of_specs(new.resources))  # no version serves with fewer scopes than it asks
         with self._server.change_key(key):

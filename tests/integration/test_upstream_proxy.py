@@ -133,3 +133,26 @@ async def test_updated_from_the_upstream_reaches_subscribers_here(tmp_path: Path
 async def _until(predicate: Any) -> None:
     while not predicate():
         await asyncio.sleep(0.02)
+
+
+async def test_serve_watch_connects_an_upstream_the_edit_declares(tmp_path: Path) -> None:
+    """An import saved while `serve --watch` runs is proxied at once (it answered "restart the server")."""
+    (tmp_path / "up").mkdir()
+    local = ResourceSpec(name="local", uri="demo://local", mime_type="text/plain",
+                         reader="def read(uri, params):\n    return 'here'\n")  # fmt: skip
+    path = save_project(Project(server=ServerSettings(name="Proxy", workers=1), resources=[local]),
+                        tmp_path / "proxy.toml")  # fmt: skip
+    with serve_http(_upstream_project(tmp_path / "up")) as upstream, serve_http(path, "--watch") as proxy:
+        async with _client(proxy.url, "2026-07-28") as client:
+            assert await _text(client, "demo://local") == "here"
+            save_project(Project(
+                server=ServerSettings(name="Proxy", workers=1),
+                upstreams=[UpstreamSpec(name="up", url=upstream.url, timeout=8.0)],
+                resources=[local, ResourceSpec(name="data", uri=DATA, mime_type="text/plain", upstream="up")],
+            ), path)  # fmt: skip
+            for _ in range(600):  # the watcher settles the save, then reloads
+                listed = await client.list_resources()
+                if any(str(r.uri) == DATA for r in listed.resources):
+                    break
+                await asyncio.sleep(0.05)
+            assert await _text(client, DATA) == "upstream data"
