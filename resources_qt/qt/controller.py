@@ -29,6 +29,7 @@ from resources_qt.server.events import (
     ServerEvent,
     ServerFailed,
     SessionInfo,
+    SubscriptionAdded,
     Traffic,
 )
 from resources_qt.server.reading import PreviewOutcome, preview_read
@@ -41,7 +42,7 @@ from resources_qt.server.reload import (
 )
 from resources_qt.snippets import SnippetOutput, SnippetPool, bind_project, create_pool, snippet_resource
 from resources_qt.snippets.binding import project_folder
-from resources_qt.upstream import bind_upstreams, sync_upstreams, upstream_resource
+from resources_qt.upstream import bind_upstreams, sync_upstreams, upstream_resource, watch_subscribed
 
 if TYPE_CHECKING:  # built on first use (see EngineParts): importing them loads the SDK's server stack
     from resources_qt.bus.relay import Bus
@@ -553,8 +554,10 @@ class ServerController(QObject):
         # Server thread: queue only; the pump hands batches to the GUI thread.
         if isinstance(event, Traffic):
             self._pump.push_traffic(event)
-        else:
-            self._pump.push(event)
+            return
+        if isinstance(event, SubscriptionAdded):
+            watch_subscribed(self._resources, event.uri)  # an imported template's instance, subscribed upstream
+        self._pump.push(event)
 
     def _on_snippet_output(self, key: str, text: str) -> None:
         self._pump.push_output((key, text))

@@ -22,14 +22,14 @@ from resources_qt.notifications import Updated
 from resources_qt.project import Project, ProjectError, load_project
 from resources_qt.server.auth.access import combined_with_token
 from resources_qt.server.engine import ResourceServer
-from resources_qt.server.events import ServerEvent, ServerFailed, TransportStopped
+from resources_qt.server.events import ServerEvent, ServerFailed, SubscriptionAdded, TransportStopped
 from resources_qt.server.factory import build_server
 from resources_qt.server.logtext import EscapingFormatter
 from resources_qt.server.metrics_readers import MeasuredReaders
 from resources_qt.server.output_writer import MAX_OUTPUT_FILE_BYTES, OutputFile, OutputWriter
 from resources_qt.snippets import SnippetPool, bind_project, snippet_resource
 from resources_qt.snippets.binding import READERS, create_readers
-from resources_qt.upstream import Upstreams, bind_upstreams, sync_upstreams, upstream_or
+from resources_qt.upstream import Upstreams, bind_upstreams, sync_upstreams, upstream_or, watch_subscribed
 
 if TYPE_CHECKING:  # loaded only when --metrics or the OTEL_* variables ask for them
     from resources_qt.server.metrics_http import MetricsListener
@@ -204,6 +204,8 @@ def serve_main(argv: Sequence[str]) -> int:
             # A transport failing while the other keeps serving still makes the exit code say so.
             if isinstance(event, ServerFailed) or (isinstance(event, TransportStopped) and event.message):
                 failed.set()
+            elif isinstance(event, SubscriptionAdded) and server is not None:
+                watch_subscribed(server.resources, event.uri)  # an imported template's instance, subscribed upstream
 
         server.add_observer(observe)
         if args.watch:

@@ -12,7 +12,7 @@ from resources_qt.project import Project, ResourceSpec
 from resources_qt.resource import Resource
 from resources_qt.upstream.connection import UpstreamConnection, Upstreams
 
-__all__ = ["bind_upstreams", "sync_upstreams", "upstream_or", "upstream_resource"]
+__all__ = ["bind_upstreams", "sync_upstreams", "upstream_or", "upstream_resource", "watch_subscribed"]
 
 
 class _UpstreamRead:
@@ -20,14 +20,14 @@ class _UpstreamRead:
 
     def __init__(self, spec: ResourceSpec, connection: UpstreamConnection | None) -> None:
         self._name, self._upstream = spec.name, spec.upstream
-        self._connection = connection
+        self.connection = connection
         self.__name__ = self.__qualname__ = f"read_{spec.name}_upstream"
 
     async def __call__(self, uri: str, params: Mapping[str, Any]) -> list[ResourceContent]:
-        if self._connection is None:
+        if self.connection is None:
             raise ReaderFailedError(f"Resource {self._name!r}: upstream {self._upstream!r} was not declared when "
                                     "the server started; restart it", data={"uri": uri})  # fmt: skip
-        return await self._connection.read(uri)
+        return await self.connection.read(uri)
 
 
 def upstream_resource(spec: ResourceSpec, upstreams: Upstreams) -> Resource:
@@ -87,3 +87,15 @@ def upstream_or(make: Callable[[ResourceSpec], Resource], upstreams: Upstreams) 
         return upstream_resource(spec, upstreams) if spec.upstream else make(spec)
 
     return made
+
+
+def watch_subscribed(resources: Resources, uri: str) -> None:
+    """A subscription here to `uri` of an imported resource (a template's instance too) is made upstream,
+    so its `updated` come through; call it for each subscription the server takes."""
+    try:
+        match = resources.resolve(uri)
+    except ValidationError:
+        return
+    reader = match.resource.reader if match is not None else None
+    if isinstance(reader, _UpstreamRead) and reader.connection is not None:
+        reader.connection.watch({uri})

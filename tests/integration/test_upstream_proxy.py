@@ -156,3 +156,40 @@ async def test_serve_watch_connects_an_upstream_the_edit_declares(tmp_path: Path
                     break
                 await asyncio.sleep(0.05)
             assert await _text(client, DATA) == "upstream data"
+
+
+async def test_updated_of_an_imported_templates_instance_reaches_subscribers_here(tmp_path: Path) -> None:
+    """Subscribing here to an instance of an imported template subscribes to it upstream."""
+    up = tmp_path / "up"
+    (up / "docs").mkdir(parents=True)
+    (up / "docs" / "a.txt").write_text("first")
+    upstream_path = save_project(Project(
+        server=ServerSettings(name="Upstream", notifications=True, subscriptions=True, workers=1),
+        resources=[ResourceSpec(name="doc", uri_template="demo://docs/{name}", mime_type="text/plain",
+                                watch=WatchSpec(files=["docs/*.txt"]),
+                                reader="def read(uri, params):\n"
+                                       "    return (PROJECT_DIR / 'docs' / (params['name'] + '.txt')).read_text()\n")],
+    ), up / "upstream.toml")  # fmt: skip
+    received: list[str] = []
+    with serve_http(upstream_path) as upstream:
+        proxy_path = save_project(Project(
+            server=ServerSettings(name="Proxy", notifications=True, subscriptions=True, workers=1),
+            upstreams=[UpstreamSpec(name="up", url=upstream.url, timeout=8.0)],
+            resources=[ResourceSpec(name="doc", uri_template="demo://docs/{name}", mime_type="text/plain",
+                                    upstream="up")],
+        ), tmp_path / "proxy.toml")  # fmt: skip
+        with serve_http(proxy_path) as proxy:
+            async with _client(proxy.url, "legacy", received) as client:
+                uri = "demo://docs/a"
+                await client.session.send_request(
+                    types.SubscribeRequest(params=types.SubscribeRequestParams(uri=uri)), types.EmptyResult
+                )
+                assert await _text(client, uri) == "first"
+                # The proxy's upstream subscription and the upstream's watch come up in the background.
+                for n in range(300):
+                    (up / "docs" / "a.txt").write_text(f"changed {n}")
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(_until(lambda: uri in received), 0.5)
+                        break
+                assert uri in received
+                assert (await _text(client, uri)).startswith("changed")
