@@ -24,7 +24,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.read_wrk import _LUA_LEGACY, _LUA_MODERN, HINTED_URI, MODERN, _bench_project, _session, _wrk
+from bench.read_wrk import (
+    _LUA_LEGACY,
+    _LUA_MODERN,
+    HINTED_URI,
+    MODERN,
+    _bench_project,
+    _session,
+    _session_line,
+    _wrk,
+)
 from bench.rpc_client import ACCEPT, PROTOCOL
 from bench.sdk_server import SMALL_URI
 
@@ -119,7 +128,8 @@ def main() -> int:
                 session = asyncio.run(_session(url, uri))
                 template, protocol = (_LUA_LEGACY, PROTOCOL) if args.era == "legacy" else (_LUA_MODERN, MODERN)
                 script = workdir / f"{label}.lua"
-                script.write_text(template.format(uri=uri, accept=ACCEPT, protocol=protocol, session=session))
+                script.write_text(template.format(uri=uri, accept=ACCEPT, protocol=protocol,
+                                                  session=_session_line(session)))
                 scripts[label] = script
                 _wrk(url, script, 2, 1.0)  # warm-up
             per: dict[str, dict[str, list[float]]] = {k: {"loop": [], "others": [], "workers": []} for k in scripts}
