@@ -125,7 +125,7 @@ class Dispatcher(Lending):
     def _keep_spare_locked(self) -> None:
         # A worker kept warm while all others are busy: a fast read of another
         # resource then starts at once instead of waiting for a process to start.
-        if len(self.slots) >= 2 * self.limits.workers:
+        if len(self.slots) >= self.limits.most:
             return
         if not any(s.state in ("idle", "starting") and not s.retiring for s in self.slots):
             self._add_slot_locked(temporary=True)
