@@ -29,6 +29,8 @@ class Row:
     met: bool | None = None
     detail: str = ""
     extra: dict[str, float] = field(default_factory=dict)
+    markdown: str = ""
+    """Tables results.md shows under the suite's figures (one per era and mode for the wrk reads)."""
 
     @classmethod
     def unavailable(cls, key: str, label: str, unit: str, why: str, goal: str = "") -> Row:

@@ -1,7 +1,8 @@
 """Run every benchmark: `python bench/run.py [--quick] [--json PATH] [--only NAME ...]`.
 
 Prints a table, writes bench/results.md (machine, versions, figures, analysis) and, with --json, a
-flat JSON object of the headline keys plus supporting figures.
+flat JSON object of the headline keys plus supporting figures. With --only, results.md keeps what it
+says of the other suites and replaces (or adds, at the top) the section of the suites run.
 """
 
 from __future__ import annotations
@@ -67,8 +68,47 @@ def table(rows: list[Row]) -> list[str]:
     return lines
 
 
+REGENERATE = "`.venv/bin/python bench/run.py` (every suite, about 25 minutes on 2 CPUs)"
+
+_BEGIN, _END = "<!-- suites {} -->", "<!-- end of suites {} -->"
+
+
+def section(rows: list[Row], info: dict[str, str], *, suites: list[str], quick: bool, seconds: float,
+            notes: list[str]) -> str:
+    """What --only writes into results.md for `suites`, between markers the next such run replaces."""
+    name = " ".join(suites)
+    command = f"python bench/run.py --only {name}{' --quick' if quick else ''}"
+    out = [_BEGIN.format(name), f"## {name} (`{command}`)", "",
+           (f"Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC in {seconds:.0f} s; MCP SDK {info['mcp_sdk']}, "
+            f"uvicorn {info['uvicorn']}, Python {info['python']}, {info['cpus']} CPUs."
+            + (" **--quick on a machine shared with other jobs: indicative only.**" if quick else "")), "",
+           "| benchmark | key | value | goal | verdict |", "| --- | --- | --- | --- | --- |"]
+    for r in rows:
+        out.append(f"| {r.label} | `{r.key}` | {_format(r.value, r.unit)} | {r.goal or '-'} | {_verdict(r)} |")
+    out += ["", *[r.markdown + "\n" for r in rows if r.markdown]]
+    details = [f"- **{r.key}**: {r.detail}" for r in rows if r.detail]
+    out += details + ([""] if details else []) + [f"- note: {n}" for n in notes]
+    out.append(_END.format(name))
+    return "\n".join(out) + "\n"
+
+
+def merge(previous: str, part: str, suites: list[str]) -> str:
+    """`previous` results.md with the section of `suites` replaced by `part` (added after the header if new)."""
+    name = " ".join(suites)
+    begin, end = _BEGIN.format(name), _END.format(name)
+    if begin in previous and end in previous:
+        head, rest = previous.split(begin, 1)
+        return head + part.rstrip("\n") + rest.split(end, 1)[1]
+    if "Regenerate this file" not in previous:
+        title, _, body = previous.partition("\n")
+        previous = f"{title}\n\nRegenerate this file with one line: {REGENERATE}.\n{body}"
+    lines = previous.splitlines(keepends=True)
+    cut = next((i for i, line in enumerate(lines) if line.startswith("Machine:")), min(len(lines), 4)) + 1
+    return "".join(lines[:cut]) + "\n" + part + "".join(lines[cut:])
+
+
 def markdown(rows: list[Row], info: dict[str, str], quick: bool, seconds: float, notes: list[str]) -> str:
-    out = ["# Benchmark results", "",
+    out = ["# Benchmark results", "", f"Regenerate this file with one line: {REGENERATE}.", "",
            (f"Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC with `python bench/run.py"
            f"{' --quick' if quick else ''}` in {seconds:.0f} s."), "",
            (f"Machine: {info['cpus']} CPUs, {info['platform']} ({info['machine']}); Python {info['python']}, "
@@ -79,6 +119,7 @@ def markdown(rows: list[Row], info: dict[str, str], quick: bool, seconds: float,
            "| benchmark | key | value | goal | verdict |", "| --- | --- | --- | --- | --- |"]
     for r in rows:
         out.append(f"| {r.label} | `{r.key}` | {_format(r.value, r.unit)} | {r.goal or '-'} | {_verdict(r)} |")
+    out += ["", *[r.markdown + "\n" for r in rows if r.markdown]]
     out += ["", "## Details", ""]
     for r in rows:
         if r.detail:
@@ -129,7 +170,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"note: {note}")
     print(f"total {seconds:.0f} s")
     if not args.no_write:
-        (BENCH / "results.md").write_text(markdown(rows, info, args.quick, seconds, notes), encoding="utf-8")
+        results = BENCH / "results.md"
+        if args.only:
+            part = section(rows, info, suites=list(args.only), quick=args.quick, seconds=seconds, notes=notes)
+            previous = results.read_text(encoding="utf-8") if results.exists() else "# Benchmark results\n"
+            results.write_text(merge(previous, part, list(args.only)), encoding="utf-8")
+        else:
+            results.write_text(markdown(rows, info, args.quick, seconds, notes), encoding="utf-8")
     if args.json:
         flat: dict[str, object] = {r.key: r.value for r in rows}
         for r in rows:

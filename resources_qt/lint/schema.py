@@ -152,6 +152,9 @@ def _setting_schema(row: Setting) -> dict[str, Any]:
         schema["enum"] = list(row.choices)
     if row.default is not None:
         schema["default"] = row.default
+    if row.word:  # `workers = "auto"`: the word, or a number in the range
+        number = {k: schema.pop(k) for k in ("type", "minimum", "maximum") if k in schema}
+        schema["anyOf"] = [number, {"const": row.word}]
     return schema
 
 

@@ -303,6 +303,8 @@ def _parse_server(data: dict[str, Any], *, check: bool = True) -> ServerSettings
         if row.key not in data:
             continue
         kinds: type | tuple[type, ...] = (float, int) if row.kind is float else row.kind
+        if row.word:
+            kinds = (row.kind, str)  # the word or a number; the row's problem() says which words
         value = _expect(data[row.key], kinds, row.key)
         setattr(settings, row.key, float(value) if row.kind is float else value)
     problem = settings.problem() if check else None

@@ -74,7 +74,7 @@ class ServerSettings:
     notifications: bool = default("notifications")
     subscriptions: bool = default("subscriptions")
     reader_timeout: float = default("reader_timeout")
-    workers: int = default("workers")
+    workers: int | Literal["auto"] = default("workers")
     readers: Literal["process", "thread"] = default("readers")
     memory_limit_mb: int = default("memory_limit_mb")
     page_size: int = default("page_size")

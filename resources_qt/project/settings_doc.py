@@ -49,7 +49,8 @@ def _range(row: Setting) -> str:
         return ""
     most = "one year" if row.most == CACHE_TTL_MAX_MS else _number(row.most)
     unit = f" {row.unit}" if row.unit and row.most != CACHE_TTL_MAX_MS else ""
-    return f"{_number(row.least)} \u2013 {most}{unit}"  # an en dash, as the README writes ranges
+    word = f'"{row.word}" or ' if row.word else ""
+    return f"{word}{_number(row.least)} \u2013 {most}{unit}"  # an en dash, as the README writes ranges
 
 
 def _number(value: float) -> str:

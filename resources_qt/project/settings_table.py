@@ -53,6 +53,8 @@ class Setting:
     live: bool = False
     """A running server takes it at once; otherwise it applies at the next start."""
     multiline: bool = False
+    word: str = ""
+    """A word the key takes instead of a number (`workers = "auto"`)."""
 
     @property
     def name(self) -> str:
@@ -79,6 +81,10 @@ class Setting:
                 listed = " or ".join(repr(choice) for choice in self.choices)
                 return f"{key} must be {listed}, not {value!r}"
             return None
+        if self.word and value == self.word:
+            return None
+        if self.word and isinstance(value, str):
+            return f'{key} must be "{self.word}" or a number {self.range_text()}, not {value!r}'
         if isinstance(value, bool) or not isinstance(value, int | float):
             return f"{key} must be a number, not {type(value).__name__}"
         least, most = self.least, self.most
@@ -120,8 +126,12 @@ SETTINGS: tuple[Setting, ...] = (
             argument="enable_resource_subscriptions"),
     Setting("reader_timeout", float, 5.0, _READERS, "Reader &timeout (s)", "Seconds a read may take, waiting included",
             "readerTimeoutEdit", "pool", argument="timeout", least=0.1, most=3600.0, unit="s", live=True),
-    Setting("workers", int, 2, _READERS, "&Workers", "Snippet worker processes", "workersEdit", "pool",
-            least=1, most=64, live=True),
+    Setting("workers", int, "auto", _READERS, "&Workers",
+            'Snippet worker processes: "auto" starts two and grows the pool while reads wait for a worker, up to '
+            "4 per CPU and one per 100 MB of available memory (2 to 64), retiring the extra ones after 10 s idle; "
+            "a number starts that many (and keeps up to as many spares warm while all are busy); in thread mode "
+            '"auto" is one reader thread per CPU (at least two)',
+            "workersEdit", "pool", least=1, most=64, live=True, word="auto"),
     Setting("readers", str, "process", _READERS, "Readers &run in",
             "Where `serve` runs readers: worker processes (contained), or threads of the server (trusted "
             "projects only: faster, no memory or crash containment); the studio always uses processes",

@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 
 from resources_qt.errors import ReaderFailedError
 from resources_qt.snippets import messages
+from resources_qt.snippets.lending import Lending
 from resources_qt.snippets.listeners import Listeners
 from resources_qt.snippets.output import ReadOutputListener, SnippetOutput
 from resources_qt.snippets.pool_limits import Limits
@@ -50,7 +51,7 @@ _REAPER_IDLE_SECONDS = 5.0
 _T = TypeVar("_T")
 
 
-class Dispatcher:
+class Dispatcher(Lending):
     """The pool's state, shared by its slot threads, its reaper and its finalizer (never the pool object)."""
 
     def __init__(self, limits: Limits, *, prelude: str) -> None:
@@ -124,7 +125,7 @@ class Dispatcher:
     def _keep_spare_locked(self) -> None:
         # A worker kept warm while all others are busy: a fast read of another
         # resource then starts at once instead of waiting for a process to start.
-        if len(self.slots) >= 2 * self.limits.workers:
+        if len(self.slots) >= self.limits.most:
             return
         if not any(s.state in ("idle", "starting") and not s.retiring for s in self.slots):
             self._add_slot_locked(temporary=True)
@@ -246,6 +247,10 @@ class Dispatcher:
         """
         self.cond.notify_all()
         for slot in self.slots:
+            if slot.held:
+                # Whether or not its thread waits apart yet (it may still be in the wait it was in when
+                # the worker was lent): its loop runs the call on it, or hands the worker back.
+                self.recall_locked(slot)
             if not slot.waiting_apart:
                 continue
             lent_to = slot.lent_to
@@ -260,6 +265,7 @@ class Dispatcher:
         self.cond.notify_all()
         for slot in self.slots:
             slot.wake.notify()
+            self.recall_locked(slot)
 
     def _waiting_locked(self, free_slots: int) -> int:
         """Queued calls no free worker is about to take (their resource is at its limit, or no worker is free)."""
@@ -361,6 +367,9 @@ class Dispatcher:
         return max(0.001, found[1].queued_at + _SPARE_DELAY_SECONDS - now)
 
     def _reclaim_locked(self, slot: Slot) -> None:
+        if slot.held:
+            self._take_back_held_locked(slot)
+            return
         # The loop ended with the call in flight: its fd watches died with it and nobody will give the
         # worker back. Take it back and replace it (an out-of-date generation): its state is unknown.
         logger.warning("Snippet worker %s was lent to an event loop that closed mid-call; replacing it", slot.name)
@@ -368,102 +377,6 @@ class Dispatcher:
         slot.lent_to = None
         slot.generation = -1
         slot.state = "starting"
-
-    # -- lending a worker to an event loop (resources_qt.snippets.direct) ----------
-
-    def lend(self, key: str, loop: asyncio.AbstractEventLoop) -> Slot | None:
-        """An idle, current worker's slot for `loop` to drive one call of `key` on, or None.
-
-        None while calls are queued (they go first), when `key` is at its
-        concurrency limit, or when no worker is idle; the caller queues then.
-        """
-        with self.cond:
-            if self.closed or not self.started or self.jobs:
-                return None
-            if self.running.get(key, 0) >= self.limits.per_resource:
-                return None
-            for slot in self.slots:
-                worker = slot.worker
-                if (
-                    slot.state == "idle"
-                    and slot.parked
-                    and slot.lent_to is None
-                    and not slot.retiring
-                    and slot.generation == self.generation
-                    and worker is not None
-                    and worker.looks_alive()
-                ):
-                    slot.state = "busy"
-                    slot.lent_to = loop
-                    slot.running_key = key
-                    self.running[key] = self.running.get(key, 0) + 1
-                    self.lent_calls += 1
-                    return slot
-            return None
-
-    def return_unused(self, slot: Slot) -> None:
-        """A lent worker given back before any call was sent to it."""
-        with self.cond:
-            self.lent_calls -= 1
-        self.give_back(slot, alive=True)
-
-    def give_back(self, slot: Slot, *, alive: bool) -> bool:
-        """A lent worker's call ended (`alive`: its worker lives on); True if the caller must stop the worker.
-
-        True when the slot's thread ended meanwhile (the pool closing or shrinking).
-        """
-        with self.cond:
-            slot.lent_to = None
-            self._release_locked(slot)
-            if slot.orphaned:
-                return True
-            slot.state = "idle" if alive else "starting"
-            if not alive:
-                slot.generation = -1  # its thread replaces (and reaps) the killed worker before any call
-                self._step_aside_locked()
-            if not alive or self.jobs or slot.retiring or self.closed or slot.generation != self.generation:
-                # The slot's thread has something to do now (replace the worker, run a queued call);
-                # otherwise it finds the worker back on its next liveness check (or the next queued
-                # call's announcement), and a read in a row does not wake it for nothing.
-                slot.wake.notify()
-                self.cond.notify_all()
-            return False
-
-    def next_for_lent(self, slot: Slot, *, alive: bool, loop: asyncio.AbstractEventLoop) -> Job[Any] | None:
-        """A lent worker's call ended: the next queued call for `loop` to run on it, else give it back.
-
-        Picked as a slot thread would (queue order, per-resource limit). None gives the worker back;
-        the caller stops it if the slot's thread ended meanwhile (`slot.orphaned`).
-        """
-        with self.cond:
-            self._release_locked(slot)
-            if (
-                alive
-                and not slot.orphaned
-                and not self.closed
-                and not slot.retiring
-                and slot.generation == self.generation
-                and slot.lent_to is loop
-            ):
-                job = self._pick_locked(for_loop=loop)
-                if job is not None:
-                    key = job.call.key
-                    self.running[key] = self.running.get(key, 0) + 1
-                    slot.running_key = key
-                    job.taken_at = time.monotonic()
-                    self.lent_calls += 1
-                    if self.jobs:
-                        self._keep_spare_locked()
-                    return job
-        self.give_back(slot, alive=alive)
-        return None
-
-    def hand_over(self, slot: Slot, job: Job[Any]) -> None:
-        """Put `job` back at the head of the queue and the lent worker back in its slot's hands."""
-        with self.cond:
-            self.lent_calls -= 1
-            self.jobs.appendleft(job)
-        self.give_back(slot, alive=True)
 
     def detach_worker(self, slot: Slot) -> WorkerProcess | None:
         """The worker a finishing slot thread must stop: None while it is lent (its borrower stops it)."""

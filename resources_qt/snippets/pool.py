@@ -21,6 +21,7 @@ from resources_qt.snippets.direct import call_directly, loop_future, supports_di
 from resources_qt.snippets.dispatch import Dispatcher, Limits, OutputListener
 from resources_qt.snippets.kinds import SnippetKind, kind_named
 from resources_qt.snippets.output import ReadOutputListener
+from resources_qt.snippets.pool_limits import AUTO, WorkerCount, worker_bounds
 from resources_qt.snippets.protocol import (
     Call,
     CompleteCall,
@@ -59,8 +60,10 @@ class SnippetPool:
     Workers start ahead of time (`start()`, or the first call), so a read
     costs an IPC round trip. Each call goes to an idle worker; while all are
     busy the pool keeps a spare warm, growing by up to `workers` temporary
-    workers (retired after 10 s idle). At most `resource_concurrency` calls
-    of one snippet key run at once (default: `workers`); the rest wait in a
+    workers (retired after 10 s idle); with `workers="auto"` it keeps two and
+    grows that way while calls wait, up to `pool_limits.auto_cap()` (from the
+    CPUs and the available memory). At most `resource_concurrency` calls
+    of one snippet key run at once (default: `workers`, or the cap); the rest wait in a
     queue of at most `max_queued_reads`, beyond which calls fail at once as
     busy. A call's timeout counts from when it was submitted, queue included
     (`resources_qt.snippets.dispatch`). Each worker runs in its own process
@@ -84,7 +87,7 @@ class SnippetPool:
     def __init__(
         self,
         *,
-        workers: int = 2,
+        workers: WorkerCount = 2,
         timeout: float = 5.0,
         memory_limit_mb: int = 1024,
         prelude: str = "",
@@ -107,8 +110,11 @@ class SnippetPool:
         )
         if not isinstance(output_limit, int) or output_limit < 0:
             raise ValidationError(f"output_limit must not be negative, not {output_limit!r}")
+        base, most = worker_bounds(workers)
         limits = Limits(
-            workers=workers,
+            workers=base,
+            most=most,
+            auto=workers == AUTO,
             timeout=float(timeout),
             memory_limit_mb=memory_limit_mb,
             output_limit=output_limit,
@@ -159,7 +165,13 @@ class SnippetPool:
 
     @property
     def workers(self) -> int:
+        """Workers kept running (two for "auto")."""
         return self._core.workers
+
+    @property
+    def max_workers(self) -> int:
+        """Most workers at once, spares included ("auto": `pool_limits.auto_cap()`)."""
+        return self._core.limits.most
 
     @property
     def memory_limit_mb(self) -> int:
@@ -209,7 +221,7 @@ class SnippetPool:
         *,
         timeout: float | None = None,
         memory_limit_mb: int | None = None,
-        workers: int | None = None,
+        workers: WorkerCount | None = None,
         max_queued_reads: int | None = None,
         resource_concurrency: int | None = None,
         max_processes: int | None = None,
@@ -231,10 +243,13 @@ class SnippetPool:
             max_processes=max_processes,
             max_file_size_mb=max_file_size_mb,
         )
+        base, most = worker_bounds(workers) if workers is not None else (None, None)
         self._core.configure(
             timeout=None if timeout is None else float(timeout),
             memory_limit_mb=memory_limit_mb,
-            workers=workers,
+            workers=base,
+            most=most,
+            auto=None if workers is None else workers == AUTO,
             max_queued_reads=max_queued_reads,
             resource_concurrency=resource_concurrency,
             max_processes=max_processes,
@@ -499,7 +514,7 @@ def _check_timeout(name: str, timeout: object) -> None:
 
 def _check_settings(
     *,
-    workers: int | None,
+    workers: WorkerCount | None,
     timeout: float | None,
     memory_limit_mb: int | None,
     max_queued_reads: int | None = None,

@@ -2,7 +2,54 @@
 
 from __future__ import annotations
 
-__all__ = ["Limits"]
+import os
+from typing import Literal
+
+__all__ = ["AUTO", "Limits", "WorkerCount", "auto_cap", "worker_bounds"]
+
+AUTO = "auto"
+WorkerCount = int | Literal["auto"]
+"""`workers`: a number, or "auto" (the pool follows the load, `worker_bounds`)."""
+
+_AUTO_FLOOR = 2
+_AUTO_CEILING = 64
+_PER_CPU = 4
+_MB_PER_WORKER = 100
+"""What an idle worker with a few snippets loaded takes, rounded up (about 30-40 MB resident)."""
+
+
+def auto_cap() -> int:
+    """The most workers "auto" grows to: 4 per CPU, one per 100 MB of available memory, between 2 and 64."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    cap = _PER_CPU * cpus
+    available = _available_mb()
+    if available is not None:
+        cap = min(cap, available // _MB_PER_WORKER)
+    return max(_AUTO_FLOOR, min(_AUTO_CEILING, cap))
+
+
+def _available_mb() -> int | None:
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) // 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // (1024 * 1024)
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def worker_bounds(workers: WorkerCount) -> tuple[int, int]:
+    """(workers kept running, most workers at once): "auto" keeps 2 and grows to `auto_cap()`; a number n
+    keeps n and grows to 2n while all are busy (a spare kept warm, retired after 10 s idle)."""
+    if workers == AUTO:
+        cap = auto_cap()
+        return min(_AUTO_FLOOR, cap), cap
+    assert isinstance(workers, int)
+    return workers, 2 * workers
 
 
 class Limits:
@@ -12,6 +59,8 @@ class Limits:
         self,
         *,
         workers: int,
+        most: int = 0,
+        auto: bool = False,
         timeout: float,
         memory_limit_mb: int,
         output_limit: int,
@@ -22,6 +71,11 @@ class Limits:
         project_dir: str = "",
     ) -> None:
         self.workers = workers
+        """Workers kept running."""
+        self.most = most or 2 * workers
+        """Most workers at once, spares included."""
+        self.auto = auto
+        """`workers = "auto"`: `workers` and `most` follow `worker_bounds`."""
         self.timeout = timeout
         self.memory_limit_mb = memory_limit_mb
         self.output_limit = output_limit
@@ -33,5 +87,5 @@ class Limits:
 
     @property
     def per_resource(self) -> int:
-        """Calls of one resource running at once; by default as many as there are workers."""
-        return self.resource_concurrency or self.workers
+        """Calls of one resource running at once; by default as many as there are workers (or may be, "auto")."""
+        return self.resource_concurrency or (self.most if self.auto else self.workers)

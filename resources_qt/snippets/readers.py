@@ -10,6 +10,7 @@ from typing import Protocol
 from resources_qt.content import ResourceContent
 from resources_qt.snippets.dispatch import OutputListener
 from resources_qt.snippets.output import ReadOutputListener
+from resources_qt.snippets.pool_limits import WorkerCount
 
 __all__ = ["SnippetReaders"]
 
@@ -36,7 +37,7 @@ class SnippetReaders(Protocol):
         *,
         timeout: float | None = None,
         memory_limit_mb: int | None = None,
-        workers: int | None = None,
+        workers: WorkerCount | None = None,
         max_queued_reads: int | None = None,
         resource_concurrency: int | None = None,
         max_processes: int | None = None,

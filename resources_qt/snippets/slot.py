@@ -17,6 +17,7 @@ from resources_qt.snippets.process import WorkerProcess, WorkerStartError
 from resources_qt.snippets.protocol import Call, Failed, ReadCall, Reply
 
 if TYPE_CHECKING:
+    from resources_qt.snippets.channel import Channel
     from resources_qt.snippets.dispatch import Dispatcher
 
 __all__ = ["RECHECK", "Job", "Recheck", "Slot", "replaced_answer", "settle", "verdict"]
@@ -111,6 +112,12 @@ class Slot:
         """The slot's thread waits for work in `Dispatcher.take` (only then may its worker be lent)."""
         self.orphaned = False
         """The slot's thread ended while the worker was lent: whoever has it stops it."""
+        self.channel: Channel | None = None
+        """The lent worker's pipe as `lent_to` watches it (`resources_qt.snippets.channel`)."""
+        self.held = False
+        """Lent and idle: the loop keeps the worker (and its pipe registered) for its next call."""
+        self.recalling = False
+        """The holding loop was asked to hand the worker on (`Dispatcher.recall_locked`)."""
         self.wake = threading.Condition(core.lock)
         """What the thread waits on apart from the others (the dispatcher's lock, a queue of its own):
         while its worker is lent, and, for a spare, while idle."""

@@ -42,6 +42,7 @@ from resources_qt.snippets.pool import (
     _folder,
     _values_of,
 )
+from resources_qt.snippets.pool_limits import AUTO, WorkerCount, auto_cap
 from resources_qt.snippets.protocol import (
     CompleteCall,
     ReadCall,
@@ -76,7 +77,7 @@ class ThreadReaders:
     def __init__(
         self,
         *,
-        workers: int = 2,
+        workers: WorkerCount = 2,
         timeout: float = 5.0,
         memory_limit_mb: int = 1024,
         prelude: str = "",
@@ -101,7 +102,7 @@ class ThreadReaders:
         if not isinstance(output_limit, int) or output_limit < 0:
             raise ValidationError(f"output_limit must not be negative, not {output_limit!r}")
         self._core = ThreadCore(
-            workers=workers,
+            workers=_threads(workers),
             timeout=float(timeout),
             output_limit=output_limit,
             max_queued=max_queued_reads,
@@ -161,7 +162,7 @@ class ThreadReaders:
         *,
         timeout: float | None = None,
         memory_limit_mb: int | None = None,
-        workers: int | None = None,
+        workers: WorkerCount | None = None,
         max_queued_reads: int | None = None,
         resource_concurrency: int | None = None,
         max_processes: int | None = None,
@@ -191,8 +192,9 @@ class ThreadReaders:
                 core.project_dir = folder
                 core.generation += 1
                 set_project_dir(Path(folder))
-            if workers is not None and workers != core.workers:
-                core.workers = workers
+            threads = None if workers is None else _threads(workers)
+            if threads is not None and threads != core.workers:
+                core.workers = threads
                 if core.started and not core.closed:
                     core.resize_locked()
             core.cond.notify_all()
@@ -330,3 +332,15 @@ class ThreadReaders:
 
 _digest = functools.lru_cache(maxsize=256)(source_digest)
 """Digests of the sources seen last: hashing a 2,000-line reader costs about 60 us a read."""
+
+
+def _threads(workers: WorkerCount) -> int:
+    """Reader threads for `workers`: "auto" is one per CPU, at least two and at most the process pool's cap.
+
+    Not the cap itself: every submitted read wakes the idle threads (`ThreadCore.submit`), and eight idle
+    threads taking the GIL in turn made thread-mode reads at one connection a third slower (wrk, 2 CPUs).
+    """
+    if workers != AUTO:
+        return int(workers)
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(2, min(cpus, auto_cap()))

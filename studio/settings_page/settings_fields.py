@@ -113,6 +113,9 @@ class SettingField:
                 return None
             raise ValueError(f"{self.key} must not be empty")
         if self.kind is int:
+            word = setting(self.key).word
+            if word and text == word:
+                return word
             try:
                 return int(text)
             except ValueError:

@@ -38,7 +38,7 @@ CUSTOMERS = {"42": {"name": "Ada"}}
 
 [server]
 name    = 'Support desk'      # shown to clients
-workers = 2                   # the default, written out on purpose
+workers = "auto"              # the default, written out on purpose
 notifications = true
 
 # --- resources -------------------------------------------------------------
@@ -122,7 +122,7 @@ def test_a_changed_value_keeps_the_comment_on_its_line() -> None:
     project.resources[0].mime_type = "application/vnd.crm+json"
     text = dumps_project(project)
     assert "name    = 'Help desk'      # shown to clients\n" in text
-    assert "workers = 4                   # the default, written out on purpose\n" in text
+    assert "workers = 4              # the default, written out on purpose\n" in text
     assert comments(text) == comments(HAND_WRITTEN)
     assert loads_project(text) == project
 
@@ -146,7 +146,7 @@ def test_a_default_written_out_stays_and_a_cleared_value_goes() -> None:
     project.resources[0].annotations = None
     project.resources[0].cache = CacheHint(5000, "public")
     text = dumps_project(project)
-    assert "workers = 2" in text and "annotations" not in text
+    assert 'workers = "auto"' in text and "annotations" not in text
     assert "[resources.cache]   # a sub-table instead of an inline table\nttl_ms = 5000\nscope = \"public\"\n" in text
     assert loads_project(text) == project
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from helpers.pools import MEMORY_MB
+from helpers.waiting import eventually
 
 from resources_qt.errors import ReaderFailedError
 from resources_qt.snippets import SnippetPool
@@ -18,6 +19,8 @@ from resources_qt.snippets.caller import caller_gone, forget_caller, until_calle
 def one_at_a_time() -> Iterator[SnippetPool]:
     pool = SnippetPool(workers=1, timeout=30.0, memory_limit_mb=MEMORY_MB, resource_concurrency=1)
     assert pool.wait_ready(60)
+    # Ready is the worker up; lendable is its slot's thread waiting for work too (under load it can lag).
+    eventually(lambda: all(s.parked for s in pool._core.slots), 30, what="a lendable worker")
     yield pool
     pool.close()
 

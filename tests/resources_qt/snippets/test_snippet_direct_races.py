@@ -20,7 +20,7 @@ from helpers.waiting import eventually, eventually_async
 from snippet_support import OK, healthy, read_text
 
 from resources_qt.snippets import SnippetPool
-from resources_qt.snippets.direct import _DirectCall
+from resources_qt.snippets.channel import Channel
 from resources_qt.snippets.process import WorkerProcess
 from resources_qt.snippets.protocol import Failed, Reply, WorkerConfig
 
@@ -105,21 +105,15 @@ def test_an_answer_that_meets_its_deadline_is_the_timeout_and_the_worker_is_repl
         assert slot is not None and slot.worker is not None
         worker = slot.worker
         outgoing = worker.prepare(call)
-        replies: list[Reply] = []
-        answered = asyncio.Event()
-
-        def deliver(reply: Reply) -> None:
-            replies.append(reply)
-            answered.set()
-
-        direct = _DirectCall(core, slot, worker, call, outgoing, loop=loop, timeout=30, deliver=deliver)
-        direct.begin(bytes(ForkingPickler.dumps(outgoing)))
+        answer: asyncio.Future[Reply] = loop.create_future()
+        channel = slot.channel = Channel(core, slot, worker, loop)
+        channel.start(call, outgoing, bytes(ForkingPickler.dumps(outgoing)), timeout=30, future=answer,
+                      convert=lambda _call, reply: reply)
         # The worker's answer ("raised") is in the pipe, unread: the loop is held here, so the deadline
         # fires in the same turn as the answer becomes readable, and before it is read.
         assert worker.connection is not None and wait([worker.connection], 10)
-        direct._on_timeout()
-        await asyncio.wait_for(answered.wait(), 10)
-        return replies
+        channel._on_timeout()
+        return [await asyncio.wait_for(answer, 10)]
 
     replies = asyncio.run(main())
     assert len(replies) == 1

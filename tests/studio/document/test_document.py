@@ -232,7 +232,7 @@ def test_dirty_covers_prelude_settings_order_and_renames(document, tmp_path: Pat
     assert not document.is_dirty
     document.set_server_settings(replace(document.project.server, workers=3))
     assert document.is_dirty
-    document.set_server_settings(replace(document.project.server, workers=2))
+    document.set_server_settings(replace(document.project.server, workers="auto"))
     assert not document.is_dirty
     document.update_resource("config", replace(document.spec("config"), name="settings"))
     assert document.is_dirty
@@ -251,7 +251,7 @@ def test_typing_into_one_setting_merges_into_one_undo_step(document):
     document.set_server_settings(replace(document.project.server, workers=4))
     assert document.undo_stack.count() == 2
     document.undo_stack.undo()
-    assert document.project.server.workers == 2 and document.project.server.name == "Sup"
+    assert document.project.server.workers == "auto" and document.project.server.name == "Sup"
     document.undo_stack.undo()
     assert document.project.server.name == "Widget tests"
 

@@ -39,7 +39,7 @@ def test_every_server_key_of_the_model_has_a_field(qtbot, document):
         assert view.field(key) is not None, key
     name = view.findChild(QLineEdit, "serverNameEdit")
     assert name is view.field("name") and name.text() == "Widget tests"
-    assert view.field("workers").text() == "2"
+    assert view.field("workers").text() == "auto"
     assert view.field("cache_ttl_ms").text() == ""
 
 
@@ -74,7 +74,7 @@ def test_refused_values_name_the_key_stay_typed_and_leave_the_document_alone(qtb
     workers = view.field("workers")
     assert isinstance(workers, QLineEdit)
     retype(qtbot, workers, "0")
-    assert document.project.server.workers == 2 and document.undo_stack.count() == 0
+    assert document.project.server.workers == "auto" and document.undo_stack.count() == 0
     assert workers.text() == "0" and "workers" in view.errors["workers"]
     assert view.error_label.isVisible() and "workers" in view.error_label.text()
     assert "workers" in workers.toolTip() and workers.styleSheet()
