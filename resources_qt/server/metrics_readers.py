@@ -12,6 +12,7 @@ from resources_qt.content import ResourceContent
 from resources_qt.server.metrics_read import PROBE
 from resources_qt.snippets.dispatch import OutputListener
 from resources_qt.snippets.output import ReadOutputListener
+from resources_qt.snippets.pool_limits import WorkerCount
 from resources_qt.snippets.readers import SnippetReaders
 
 if TYPE_CHECKING:
@@ -108,7 +109,7 @@ class MeasuredReaders:
         *,
         timeout: float | None = None,
         memory_limit_mb: int | None = None,
-        workers: int | None = None,
+        workers: WorkerCount | None = None,
         max_queued_reads: int | None = None,
         resource_concurrency: int | None = None,
         max_processes: int | None = None,
