@@ -18,10 +18,10 @@ from resources_qt.bus.relay import Bus, NotificationRelay
 from resources_qt.bus.urls import redact
 from resources_qt.collection import ChangeKind, Resources
 from resources_qt.notifications import ListChanged, Notification, Updated
-from resources_qt.project.settings_table import setting
 from resources_qt.resource import CacheHint, Resource
 from resources_qt.server import http as http_host
 from resources_qt.server.auth.access import Access
+from resources_qt.server.engine_checks import check_limits
 from resources_qt.server.events import (
     BusStateChanged,
     Observer,
@@ -112,18 +112,9 @@ class ResourceServer:
     ) -> None:
         if not isinstance(resources, Resources):
             raise TypeError(f"resources must be a Resources collection, not {type(resources).__name__}")
-        if not name:
-            raise ValueError("The server name must not be empty")
-        # The limits a project can set are checked against their `[server]` rows: one range everywhere.
-        setting("page_size").check(page_size)
-        if max_request_body_size < 1:
-            raise ValueError("max_request_body_size must be positive")
-        if session_idle_timeout is not None:  # None: no limit
-            setting("session_idle_timeout").check(session_idle_timeout)
-        if max_sessions is not None:  # None: no limit
-            setting("max_sessions").check(max_sessions)
-        setting("max_subscriptions").check(max_subscriptions)
-        setting("max_uri_length").check(max_uri_length)
+        check_limits(name=name, page_size=page_size, max_request_body_size=max_request_body_size,
+                     session_idle_timeout=session_idle_timeout, max_sessions=max_sessions,
+                     max_subscriptions=max_subscriptions, max_uri_length=max_uri_length)  # fmt: skip
         self.resources = resources
         self.name = name
         self.version = version
@@ -620,4 +611,3 @@ class ResourceServer:
     def __repr__(self) -> str:
         state = " + ".join(self.url if name == "http" and self.url else name for name in self.transports) or "stopped"
         return f"ResourceServer({self.name!r}, {state})"
-
