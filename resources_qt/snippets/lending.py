@@ -9,6 +9,7 @@ the pool closing, shrinking or changing its settings) asks the holding loop to h
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import logging
 import threading
@@ -26,7 +27,7 @@ __all__ = ["Lending"]
 logger = logging.getLogger(__name__)
 
 
-class Lending:
+class Lending(abc.ABC):
     """The lending half of `Dispatcher` (which it is a base of); every method takes the dispatcher's lock."""
 
     cond: threading.Condition
@@ -41,19 +42,19 @@ class Lending:
 
     # -- what the dispatcher provides ------------------------------------------------
 
-    def _release_locked(self, slot: Slot) -> None:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def _release_locked(self, slot: Slot) -> None: ...
 
+    @abc.abstractmethod
     def _pick_locked(
         self, *, for_loop: asyncio.AbstractEventLoop | None = None, spare: bool = False
-    ) -> Job[Any] | None:
-        raise NotImplementedError
+    ) -> Job[Any] | None: ...
 
-    def _keep_spare_locked(self) -> None:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def _keep_spare_locked(self) -> None: ...
 
-    def _step_aside_locked(self) -> None:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def _step_aside_locked(self) -> None: ...
 
     # -- lending ---------------------------------------------------------------------
 
