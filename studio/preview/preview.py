@@ -32,6 +32,7 @@ from resources_qt.templates import CompiledTemplate, compile_template
 from studio.look.icons import studio_icon
 from studio.look.theme import StatusColors, status_colors
 from studio.preview.read_as import ReadAsBar
+from studio.preview.variable_field import add_variable_field
 
 if TYPE_CHECKING:
     from resources_qt.qt import PreviewOutcome
@@ -40,9 +41,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ERROR_NAMES", "VARIABLES_PER_ROW", "PreviewPanel"]
+__all__ = ["ERROR_NAMES", "PreviewPanel"]
 
-VARIABLES_PER_ROW = 3
 SPARE_VIEWS = 4
 """Content views kept out of the tabs for the next read; a read with more contents makes the rest anew."""
 
@@ -466,25 +466,15 @@ class PreviewPanel(QWidget):
             return
         completions = self._spec.completions if self._spec else {}
         for position, variable in enumerate(self._compiled.variable_names):
-            edit = QLineEdit(self.variables)
-            edit.setObjectName(f"previewVar_{variable}")
-            edit.setPlaceholderText(f"value of {{{variable}}}")
-            model = QStringListModel(list(completions.get(variable, [])), edit)
-            completer = QCompleter(model, edit)
-            completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
-            completer.setFilterMode(Qt.MatchFlag.MatchContains)
-            edit.setCompleter(completer)
+            edit, model, completer = add_variable_field(
+                self.variables, self._variables_layout, variable=variable, position=position,
+                object_name=f"previewVar_{variable}", values=completions.get(variable, []),
+            )
             edit.textEdited.connect(self._on_variable_edited)
             edit.returnPressed.connect(self._on_variable_return_pressed)
             completer.activated.connect(self._on_suggestion_picked)
             self._variable_edits[variable] = edit
             self._completion_models[variable] = model
-            # Up to three variables side by side: the content below needs the height more.
-            row, column = divmod(position, VARIABLES_PER_ROW)
-            label = QLabel(f"{{{variable}}}", self.variables)
-            label.setBuddy(edit)
-            self._variables_layout.addWidget(label, row, column * 2)
-            self._variables_layout.addWidget(edit, row, column * 2 + 1)
         self.variables.setVisible(bool(self._variable_edits))
 
     def _fill_variables_from_uri(self, uri: str) -> None:

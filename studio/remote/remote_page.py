@@ -8,7 +8,6 @@ import json
 from PySide6.QtCore import QModelIndex, QStringListModel, Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QCompleter,
     QFormLayout,
     QGridLayout,
     QHBoxLayout,
@@ -32,13 +31,13 @@ from resources_qt.templates import CompiledTemplate, compile_template
 from studio.look.theme import status_colors
 from studio.preview.content_view import ContentView
 from studio.preview.preview import ERROR_NAMES
+from studio.preview.variable_field import add_variable_field
 from studio.remote.catalogue_model import ENTRY_ROLE, RemoteCatalogueModel
 
 __all__ = ["EVENTS_LIMIT", "RemotePage"]
 
 EVENTS_LIMIT = 1000
 """Notifications kept in the events list; the oldest go first."""
-VARIABLES_PER_ROW = 3
 
 
 class RemotePage(QWidget):
@@ -320,23 +319,15 @@ class RemotePage(QWidget):
             self.variables.hide()
             return
         for position, variable in enumerate(self._template.variable_names):
-            edit = QLineEdit(self.variables)
-            edit.setObjectName(f"remoteVar_{variable}")
-            edit.setPlaceholderText(f"value of {{{variable}}}")
-            model = QStringListModel([], edit)
-            completer = QCompleter(model, edit)
-            completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
-            edit.setCompleter(completer)
+            edit, model, completer = add_variable_field(
+                self.variables, self._variables_layout, variable=variable, position=position,
+                object_name=f"remoteVar_{variable}",
+            )
             edit.textEdited.connect(self._on_variable_edited)
             edit.returnPressed.connect(self._on_read_clicked)
             completer.activated.connect(self._on_variable_picked)
             self._variable_edits[variable] = edit
             self._completion_models[variable] = model
-            row, column = divmod(position, VARIABLES_PER_ROW)
-            label = QLabel(f"{{{variable}}}", self.variables)
-            label.setBuddy(edit)
-            self._variables_layout.addWidget(label, row, column * 2)
-            self._variables_layout.addWidget(edit, row, column * 2 + 1)
         self.variables.setVisible(bool(self._variable_edits))
         self._compose()
 
