@@ -9,7 +9,7 @@ import functools
 import logging
 import threading
 import uuid
-from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from mcp.server.context import ServerRequestContext
@@ -416,21 +416,11 @@ class ResourceServer:
         session_id: str = connection.state[SESSION_KEY]
         if self.registry.get(session_id) is not None:
             return
-        params: Mapping[str, Any] = ctx.params or {}
-        info: Mapping[str, Any] = params.get("clientInfo") or {}
-        version = result.get("protocolVersion", "") if isinstance(result, Mapping) else ""
         caller = self.access.caller(ctx)
-        session = LegacySession(
-            connection=connection,
-            session_id=session_id,
-            transport=self.transport,
-            client_name=str(info.get("name", "")),
-            client_version=str(info.get("version", "")),
-            protocol_version=str(version or params.get("protocolVersion", "")),
-            view=caller.view,
-            subject=caller.subject,
-            client_id=caller.client_id,
-        )
+        session = LegacySession.opened_by(
+            connection, session_id=session_id, transport=self.transport, params=ctx.params or {}, result=result,
+            caller=caller,
+        )  # fmt: skip
         if caller.subject or caller.client_id:
             logger.info("Session %s opened for %r (client %r)", session_id, caller.subject, caller.client_id)
         if session.transport == "http":
@@ -527,14 +517,10 @@ class ResourceServer:
 
         Returns None (and closes the coroutine) when the server is not running.
         """
-        return self._submit(coro)
-
-    def _submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T] | None:
         thread = self._host.thread
         if thread is None or not thread.is_alive() or self._host.stopping:
             coro.close()
             return None
-        assert thread is not None
         try:
             return thread.submit(coro)
         except RuntimeError:

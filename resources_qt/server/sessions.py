@@ -5,15 +5,18 @@ from __future__ import annotations
 import logging
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourcesListChanged, ResourceUpdated
 
 from resources_qt.notifications import Notification, Updated
 from resources_qt.server.events import SessionInfo
 from resources_qt.server.outbox import Outbox
+
+if TYPE_CHECKING:
+    from resources_qt.server.auth.visibility import Caller
 
 __all__ = ["LegacySession", "ListenSession", "Session", "SessionRegistry"]
 
@@ -96,6 +99,32 @@ class LegacySession(Session):
         self.connection = connection
         self.ender: Callable[[], None] | None = None
         """Closes the session's streams and ends it (set by the engine for HTTP sessions)."""
+
+    @classmethod
+    def opened_by(
+        cls,
+        connection: Any,
+        *,
+        session_id: str,
+        transport: str,
+        params: Mapping[str, Any],
+        result: object,
+        caller: Caller,
+    ) -> LegacySession:
+        """The session an accepted `initialize` (its `params` and `result`) opened for `caller`."""
+        info: Mapping[str, Any] = params.get("clientInfo") or {}
+        version = result.get("protocolVersion", "") if isinstance(result, Mapping) else ""
+        return cls(
+            connection=connection,
+            session_id=session_id,
+            transport=transport,
+            client_name=str(info.get("name", "")),
+            client_version=str(info.get("version", "")),
+            protocol_version=str(version or params.get("protocolVersion", "")),
+            view=caller.view,
+            subject=caller.subject,
+            client_id=caller.client_id,
+        )
 
     async def send(self, notification: Notification) -> None:
         # The SDK's connection has one helper per method: the one place a kind picks its wire call.
