@@ -171,8 +171,9 @@ def serve_main(argv: Sequence[str]) -> int:
     server: ResourceServer | None = None
     live: LiveData | None = None
     upstreams: Upstreams | None = None
-    # SIGTERM ends serving like Ctrl+C does, so snippet workers are reaped on the way out.
-    previous_term = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    # SIGTERM and Ctrl+C end serving, so snippet workers are reaped on the way out.
+    stop_requested = threading.Event()
+    previous_handlers = _stop_on_signals(stop_requested)
     writer: OutputWriter | None = None
     metrics_listener: MetricsListener | None = None
     if output_sink is not None:
@@ -241,9 +242,9 @@ def serve_main(argv: Sequence[str]) -> int:
                 watcher.start()
             if args.stdio:
                 # The launching client owns the process: when it leaves, HTTP ends too.
-                server.serve_stdio()
+                server.serve_stdio(until=stop_requested)
             else:
-                _wait_until_stopped(server)
+                _wait_until_stopped(server, stop_requested)
         else:
             _print_metrics(metrics_listener)
             if threaded:
@@ -251,12 +252,13 @@ def serve_main(argv: Sequence[str]) -> int:
             if watcher is not None:
                 watcher.start()
             _settle_heap()
-            server.serve_stdio()
+            server.serve_stdio(until=stop_requested)
         return 1 if failed.is_set() else 0
     except KeyboardInterrupt:
         return 0
     finally:
-        signal.signal(signal.SIGTERM, previous_term)
+        for number, previous in previous_handlers.items():
+            signal.signal(number, previous)
         if watcher is not None:
             watcher.stop()
         if live is not None:
@@ -375,10 +377,23 @@ def _settle_heap() -> None:
     gc.freeze()
 
 
-def _wait_until_stopped(server: ResourceServer) -> None:
-    idle = threading.Event()
-    while server.is_running:
-        idle.wait(0.25)
+def _stop_on_signals(stop_requested: threading.Event) -> dict[int, Any]:
+    """Make SIGTERM and SIGINT set `stop_requested`; returns the handlers they replace.
+
+    The handler only sets the event: a KeyboardInterrupt raised from a signal handler is lost when it lands
+    in a weakref callback or a `__del__` ("Exception ignored in ..."), which left serve running after the
+    first SIGTERM until something killed it.
+    """
+
+    def request_stop(number: int, frame: object) -> None:
+        stop_requested.set()
+
+    return {number: signal.signal(number, request_stop) for number in (signal.SIGTERM, signal.SIGINT)}
+
+
+def _wait_until_stopped(server: ResourceServer, stop_requested: threading.Event) -> None:
+    while server.is_running and not stop_requested.wait(0.25):
+        pass
 
 
 def _one_line(exc: BaseException) -> str:

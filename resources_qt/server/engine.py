@@ -327,17 +327,18 @@ class ResourceServer:
         )
         self._host.add(transport, on_started=lambda: self.emit(ServerStarted("stdio", "stdio")))
 
-    def serve_stdio(self) -> None:
-        """Serve stdin/stdout until the client closes stdin (blocks; for headless use).
+    def serve_stdio(self, *, until: threading.Event | None = None) -> None:
+        """Serve stdin/stdout until the client closes stdin or `until` is set (blocks; for headless use).
 
         Returns when the stdio client has gone; other transports are left running (stop() ends them).
         """
         self.start_stdio()
         thread = self._host.thread
         assert thread is not None
+        stopping = until if until is not None else threading.Event()
         try:
-            while thread.is_alive() and self._host.get("stdio") is not None:
-                thread.join(0.2)
+            while thread.is_alive() and self._host.get("stdio") is not None and not stopping.wait(0.2):
+                pass
         except KeyboardInterrupt:
             self.stop()
 

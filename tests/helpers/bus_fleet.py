@@ -93,7 +93,8 @@ class Replica:
                 return self.process.wait(30)
             except subprocess.TimeoutExpired:
                 self.process.kill()
-                return self.process.wait(30)
+                self.process.wait(30)
+                raise AssertionError(f"serve ignored SIGTERM for 30 s:\n{self.stderr()}") from None
         return self.process.returncode
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -135,6 +136,28 @@ async def test_http_serve_until_terminated(tmp_path: Path) -> None:
     process.stdout.close()
     assert process.stderr is not None
     process.stderr.close()
+
+
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_the_first_signal_ends_serve_however_early_it_comes(tmp_path: Path, number: int) -> None:
+    # Sent the moment the address is printed, while start-up still runs weakref callbacks and finalizers: a
+    # KeyboardInterrupt raised there used to be swallowed ("Exception ignored in ...") and serve kept going.
+    path = save_project(_project(), tmp_path / "p.toml")
+    command = [sys.executable, "-m", "studio", "serve", str(path), "--http", "127.0.0.1:0", "--stdio"]
+    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env=ENV, cwd=ROOT)  # fmt: skip
+    assert process.stderr is not None and process.stdin is not None and process.stdout is not None
+    try:
+        assert "Serving" in process.stderr.readline()
+        process.send_signal(number)
+        code = process.wait(20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        for stream in (process.stdin, process.stdout, process.stderr):
+            stream.close()
+    assert code == 0
 
 
 async def test_watch_reaches_modern_listen_streams_over_stdio(tmp_path: Path) -> None:

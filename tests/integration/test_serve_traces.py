@@ -114,7 +114,7 @@ def test_without_the_variables_nothing_of_the_otel_sdk_is_loaded(tmp_path: Path)
         probe = (
             "import sys\n"
             "import resources_qt.server.cli as cli\n"
-            "cli._wait_until_stopped = lambda server: print(sorted(m for m in sys.modules if m.startswith("
+            "cli._wait_until_stopped = lambda *waiting: print(sorted(m for m in sys.modules if m.startswith("
             "('opentelemetry.sdk', 'opentelemetry.exporter', 'prometheus_client.'))), file=sys.stderr)\n"
             f"sys.exit(cli.serve_main([{str(path)!r}, '--http', '127.0.0.1:0', *{list(args)!r}]))\n"
         )
