@@ -47,11 +47,12 @@ _T = TypeVar("_T")
 @dataclass(eq=False)
 class _Job:
     call: Call
-    future: Future[Any]
+    future: Future[Any] | asyncio.Future[Any]
     convert: Callable[[Call, Reply], Any]
     deadline: float
     timeout: float
     submitted: float
+    loop: asyncio.AbstractEventLoop | None = None  # set: `future` is that loop's, resolved there
     state: str = "queued"  # queued -> running -> done
     runner: _Runner | None = None
 
@@ -67,7 +68,12 @@ class _Runner:
 
 
 class ThreadCore:
-    """The thread pool's state, shared by its threads and its deadline thread (never the ThreadReaders object)."""
+    """The thread pool's state, shared by its threads and its deadline thread (never the ThreadReaders object).
+
+    One lock, two conditions on it: `cond` wakes one runner per queued job (waking them all made every idle
+    thread take the GIL in turn for each read), `_deadline_cond` wakes the deadline thread only when the
+    earliest deadline moves (a job submitted behind an earlier deadline needs no wake-up).
+    """
 
     def __init__(
         self,
@@ -81,7 +87,9 @@ class ThreadCore:
         prelude: str,
         memory_limit_mb: int,
     ) -> None:
-        self.cond = threading.Condition(threading.RLock())
+        lock = threading.RLock()
+        self.cond = threading.Condition(lock)
+        self._deadline_cond = threading.Condition(lock)
         self.workers = workers
         self.timeout = timeout
         self.output_limit = output_limit
@@ -196,7 +204,9 @@ class ThreadCore:
                     self._leave_locked(runner)
                     self.cond.notify_all()
                     break
-                self.cond.notify_all()
+                if self.jobs and self.idle:
+                    # A job held back by its resource's cap may be runnable now; this thread takes one itself.
+                    self.cond.notify()
         _close_loop(worker)
 
     def _call(self, worker: _Worker, job: _Job) -> None:
@@ -235,11 +245,31 @@ class ThreadCore:
     # -- submission and deadlines --------------------------------------------------------
 
     def submit(self, call: Call, timeout: float | None, convert: Callable[[Call, Reply], _T]) -> Future[_T]:
+        """Queue `call`; its answer, `convert`ed on the answering thread, resolves the returned future."""
         future: Future[_T] = Future()
+        self._submit(call, timeout, convert, future, None)
+        return future
+
+    def submit_on(
+        self, call: Call, timeout: float | None, convert: Callable[[Call, Reply], _T], loop: asyncio.AbstractEventLoop
+    ) -> asyncio.Future[_T]:
+        """As `submit`, answered straight on `loop` (one call_soon_threadsafe; no concurrent future between)."""
+        future: asyncio.Future[_T] = loop.create_future()
+        self._submit(call, timeout, convert, future, loop)
+        return future
+
+    def _submit(
+        self,
+        call: Call,
+        timeout: float | None,
+        convert: Callable[[Call, Reply], Any],
+        future: Future[Any] | asyncio.Future[Any],
+        loop: asyncio.AbstractEventLoop | None,
+    ) -> None:
         now = time.monotonic()
         with self.cond:
             seconds = self.timeout if timeout is None else timeout
-            job = _Job(call, future, convert, now + seconds, seconds, now)
+            job = _Job(call, future, convert, now + seconds, seconds, now, loop)
             answer: Reply | None = None
             if self.closed:
                 answer = Failed("unavailable", messages.unavailable(call, "the snippet thread pool was closed"))
@@ -251,11 +281,12 @@ class ThreadCore:
                 else:
                     self.jobs.append(job)
                     heapq.heappush(self.deadlines, (job.deadline, next(self._seq), job))
-                    self.cond.notify_all()
+                    if self.deadlines[0][2] is job:
+                        self._deadline_cond.notify()
+                    self.cond.notify()
         if answer is not None:
             job.state = "done"
             _settle(job, answer)
-        return future
 
     def _watch_deadlines(self) -> None:
         with self.cond:
@@ -265,7 +296,7 @@ class ThreadCore:
                     _, _, job = heapq.heappop(self.deadlines)
                     self._expire_locked(job, now)
                 wait = self.deadlines[0][0] - now if self.deadlines else None
-                self.cond.wait(wait)
+                self._deadline_cond.wait(wait)
 
     def _expire_locked(self, job: _Job, now: float) -> None:
         if job.state == "done":
@@ -299,6 +330,7 @@ class ThreadCore:
             for job in jobs:
                 job.state = "done"
             self.cond.notify_all()
+            self._deadline_cond.notify_all()
         for job in jobs:
             _settle(job, Failed("unavailable", messages.unavailable(job.call, "the snippet thread pool was closed")))
 
@@ -312,12 +344,31 @@ def _timed_out(call: Call, timeout: float, hung: int) -> str:
 
 def _settle(job: _Job, reply: Reply) -> None:
     future = job.future
+    if job.loop is not None:
+        assert isinstance(future, asyncio.Future)
+        try:
+            value, error = job.convert(job.call, reply), None
+        except BaseException as exc:
+            value, error = None, exc
+        with contextlib.suppress(RuntimeError):  # the loop has closed: nobody is waiting any more
+            job.loop.call_soon_threadsafe(_resolve, future, value, error)
+        return
+    assert isinstance(future, Future)
     if not future.set_running_or_notify_cancel():
         return  # its caller cancelled it
     try:
         future.set_result(job.convert(job.call, reply))
     except BaseException as exc:
         future.set_exception(exc)
+
+
+def _resolve(future: asyncio.Future[Any], value: object, error: BaseException | None) -> None:
+    if future.done():  # its caller cancelled it
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(value)
 
 
 def _quietly(listener: Callable[..., None], *args: Any) -> None:

@@ -250,9 +250,8 @@ class ThreadReaders:
         timeout: float | None = None,
     ) -> list[ResourceContent]:
         """Run the reader snippet `source` for `uri` in a pool thread; raises as `SnippetPool.read` does."""
-        return await asyncio.wrap_future(
-            self.submit_read(key=key, source=source, uri=uri, params=params, mime_type=mime_type, timeout=timeout)
-        )
+        call = self._read_call(key=key, source=source, uri=uri, params=params, mime_type=mime_type, timeout=timeout)
+        return await self._core.submit_on(call, timeout, _contents_of, asyncio.get_running_loop())
 
     async def complete(
         self,
@@ -281,11 +280,24 @@ class ThreadReaders:
         mime_type: str = "",
         timeout: float | None = None,
     ) -> Future[list[ResourceContent]]:
+        call = self._read_call(key=key, source=source, uri=uri, params=params, mime_type=mime_type, timeout=timeout)
+        return self._core.submit(call, timeout, _contents_of)
+
+    def _read_call(
+        self,
+        *,
+        key: str,
+        source: str,
+        uri: str,
+        params: Mapping[str, object],
+        mime_type: str,
+        timeout: float | None,
+    ) -> ReadCall:
         _check_call(key, source, timeout)
         if not isinstance(uri, str) or not uri:
             raise ValidationError("A snippet read needs a non-empty URI")
         prelude, digest = self._prelude()
-        call = ReadCall(
+        return ReadCall(
             key=key,
             digest=_digest(source),
             source=source,
@@ -295,7 +307,6 @@ class ThreadReaders:
             params=dict(params),
             mime_type=mime_type or "",
         )
-        return self._core.submit(call, timeout, _contents_of)
 
     def submit_complete(
         self,
