@@ -86,9 +86,18 @@ async def test_reads_go_through_the_upstream_with_its_errors_in_the_era_s_terms(
             with pytest.raises(MCPError) as missing:
                 await client.read_resource("demo://items/0", cache_mode="bypass")
             assert missing.value.code == not_found and "no item 0" in missing.value.message
+
+
+async def test_an_upstream_read_past_its_timeout_is_an_error_naming_the_upstream(tmp_path: Path) -> None:
+    # One era: the timeout is answered as -32000 in both, and waiting it out twice cost CI 8 s.
+    (tmp_path / "up").mkdir()
+    with serve_http(_upstream_project(tmp_path / "up")) as upstream, \
+            serve_http(_proxy_project(tmp_path, upstream.url)) as proxy:  # fmt: skip
+        async with _client(proxy.url, "2026-07-28") as client:
+            assert await _text(client, "demo://items/7") == "item 7"
             with pytest.raises(MCPError) as slow:
                 await client.read_resource("demo://items/slow", cache_mode="bypass")
-            assert slow.value.code == -32000 and "did not answer in 8 s" in slow.value.message
+            assert slow.value.code == -32000 and "upstream 'up' did not answer in 8 s" in slow.value.message
 
 
 async def test_the_upstream_going_away_and_coming_back(tmp_path: Path) -> None:
