@@ -130,6 +130,7 @@ class LiveData:
         self._thread: LoopThread | None = None
         self._watch: FileWatch | None = None
         self._announced: dict[str, frozenset[str]] = {}
+        self._relisting: asyncio.Lock | None = None
         self._failed: dict[str, str] = {}
         self._pollers: dict[str, DigestPoller] = {}
         self._project = project
@@ -291,10 +292,12 @@ class LiveData:
             tasks.append(asyncio.create_task(self._baseline_loop(self._baselines_wanted)))
             unobserve = self._server.add_observer(self._on_server_event)
         try:
-            # Seed what was announced, so the first change of the set is what sends list_changed.
+            # Seed what was announced, so the first change of the set is what sends list_changed. A change
+            # the seed sees after a client listed the set is announced too (what the client saw is the
+            # baseline, `_on_list`).
             if any(spec.instances.strip() for spec in self._specs.values()):
                 await self._lister.wait_for_workers()
-            await self._relist(announce=False)
+            await self._relist(announce=True)
             if tasks:
                 await asyncio.gather(*tasks)
             else:
@@ -303,6 +306,7 @@ class LiveData:
             if unobserve is not None:
                 unobserve()
             self._loop = None
+            self._relisting = None  # bound to this loop; a restart runs on a new one
             for task in [*tasks, *self._file_tasks.values()]:
                 task.cancel()
             self._file_tasks.clear()
@@ -320,7 +324,10 @@ class LiveData:
             result = previous(resources)
             if inspect.isawaitable(result):
                 await result
-        await self._list_all(fresh=False)  # a client's listing reuses a recent answer
+        listed = await self._list_all(fresh=False)  # a client's listing reuses a recent answer
+        for name, uris in listed.items():
+            # Before the seed: what this client saw is what a later change is compared with.
+            self._announced.setdefault(name, uris)
 
     async def _list_all(self, *, fresh: bool) -> dict[str, frozenset[str]]:
         names = [n for n, s in self._specs.items() if s.instances.strip() and s.is_template]
@@ -353,17 +360,23 @@ class LiveData:
 
         With notifications switched off nothing is announced (and nothing returned).
         """
-        # Live data's own listings (the start, a watched change, a poll) run the snippet: the change they
-        # were told of may be newer than any kept answer.
-        if only is None:
-            current = await self._list_all(fresh=True)
-        else:
-            wanted = [n for n in only if self._specs.get(n) is not None and self._specs[n].instances.strip()]
-            listed = await asyncio.gather(*(self._list_one(n, fresh=True) for n in wanted))
-            current = dict(zip(wanted, listed, strict=True))
-        changed = {name for name, uris in current.items() if self._announced.get(name) != uris}
-        had = {name for name in changed if name in self._announced}
-        self._announced.update(current)
+        # One at a time, each listing and comparing under the lock: a listing that started earlier and
+        # ended later (the seed, slow under load) must not overwrite what a newer one saw, nor record a
+        # change silently because the seed was not in yet (a CI run lost a list_changed that way).
+        if self._relisting is None:
+            self._relisting = asyncio.Lock()
+        async with self._relisting:
+            # Live data's own listings (the start, a watched change, a poll) run the snippet: the change
+            # they were told of may be newer than any kept answer.
+            if only is None:
+                current = await self._list_all(fresh=True)
+            else:
+                wanted = [n for n in only if self._specs.get(n) is not None and self._specs[n].instances.strip()]
+                listed = await asyncio.gather(*(self._list_one(n, fresh=True) for n in wanted))
+                current = dict(zip(wanted, listed, strict=True))
+            changed = {name for name, uris in current.items() if self._announced.get(name) != uris}
+            had = {name for name in changed if name in self._announced}
+            self._announced.update(current)
         if not (announce and had and self._server.enable_resource_notifications):
             return set()
         await self._server.notify(ListChanged(), origin=origin)

@@ -18,6 +18,7 @@ from helpers.live_project import Served, serve_live, write_notes_project
 
 from resources_qt.live import InstancesFailed
 from resources_qt.notifications import Updated
+from resources_qt.project import load_project, save_project
 
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")]
 
@@ -407,3 +408,37 @@ def test_serve_refuses_a_pattern_the_matcher_cannot_take_in_one_line(tmp_path: P
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and f"notes.toml:{line}:" in lines[0]
     assert "watch.files: the pattern 'data/[z-a].csv' has the set [z-a], whose range z-a runs backwards" in lines[0]
+
+
+def _slow_first_listing(root: Path) -> Path:
+    """The notes project whose first listing (live data's seed) takes 1.5 s to answer after it has looked."""
+    path = write_notes_project(root)
+    project = load_project(path)
+    note = next(spec for spec in project.resources if spec.name == "note")
+    note.instances = (
+        "import time\n\ndef instances():\n"
+        "    first = not (PROJECT_DIR / 'listed-once').exists()\n"
+        "    (PROJECT_DIR / 'listed-once').touch()\n"
+        "    folder = PROJECT_DIR / 'notes'\n"
+        "    found = [{'path': p.relative_to(folder).as_posix()} for p in sorted(folder.rglob('*.md'))]\n"
+        "    if first:\n        time.sleep(1.5)\n"
+        "    return found\n"
+    )
+    project.server.workers = 2  # the change's listing runs beside the seed's, not behind it
+    return save_project(project, path)
+
+
+async def test_a_new_instance_while_the_seed_listing_is_slow_to_answer_is_announced(tmp_path: Path) -> None:
+    # The seed saw a and b; the listing for the change saw c and ended first. The seed must neither overwrite
+    # it nor leave the change recorded without an announcement (a CI run under load lost a list_changed so).
+    with serve_live(_slow_first_listing(tmp_path)) as served:
+        inbox = Inbox()
+        async with connect(served.url, "legacy", message_handler=inbox) as client:
+            await settle_legacy(client, served.server)
+            await client.subscribe_resource(MARKER)
+            await wait_for((tmp_path / "listed-once").exists)
+            (tmp_path / "notes" / "c.md").write_text("# C\n")
+            await wait_for(lambda: inbox.list_changed >= 1)
+            assert "notes://c.md" in {r.uri for r in await _all_resources(client)}
+            await _flush(served, inbox)
+        assert inbox.list_changed == 1
