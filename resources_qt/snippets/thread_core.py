@@ -41,6 +41,9 @@ logger = logging.getLogger(__name__)
 MAX_HUNG_THREADS = 32
 """Timed-out threads replaced at once; past that a hung thread's place stays taken (the pool shrinks)."""
 
+SPARE_IDLE_SECONDS = 10.0
+"""How long a thread started past `workers` (while jobs queued) waits for another job before it ends."""
+
 _T = TypeVar("_T")
 
 
@@ -73,12 +76,17 @@ class ThreadCore:
     One lock, two conditions on it: `cond` wakes one runner per queued job (waking them all made every idle
     thread take the GIL in turn for each read), `_deadline_cond` wakes the deadline thread only when the
     earliest deadline moves (a job submitted behind an earlier deadline needs no wake-up).
+
+    `workers` threads are kept; while more jobs are queued than threads wait for them, another starts, up
+    to `most` (a reader waiting on I/O holds its thread, not the CPU), and each one past `workers` ends
+    after `SPARE_IDLE_SECONDS` without a job.
     """
 
     def __init__(
         self,
         *,
         workers: int,
+        most: int | None = None,
         timeout: float,
         output_limit: int,
         max_queued: int,
@@ -91,6 +99,7 @@ class ThreadCore:
         self.cond = threading.Condition(lock)
         self._deadline_cond = threading.Condition(lock)
         self.workers = workers
+        self.most = max(workers, most or workers)
         self.timeout = timeout
         self.output_limit = output_limit
         self.max_queued = max_queued
@@ -130,12 +139,20 @@ class ThreadCore:
         threading.Thread(target=self._watch_deadlines, name="snippet-thread-deadlines", daemon=True).start()
 
     def resize_locked(self) -> None:
-        active = [r for r in self.runners if not r.hung and not r.retiring]
-        for runner in active[self.workers :]:
+        active = self._active_locked()
+        for runner in active[self.most :]:
             runner.retiring = True
         for _ in range(self.workers - len(active)):
             self._add_runner_locked()
         self.cond.notify_all()
+
+    def _active_locked(self) -> list[_Runner]:
+        return [r for r in self.runners if not r.hung and not r.retiring]
+
+    def _grow_locked(self) -> None:
+        """Another thread when the queue outgrows the threads waiting for it, up to `most`."""
+        if len(self.jobs) > self.idle and len(self._active_locked()) < self.most:
+            self._add_runner_locked()
 
     def _add_runner_locked(self) -> None:
         runner = _Runner(next(self._numbers), self.generation)
@@ -157,14 +174,17 @@ class ThreadCore:
                     job.state, job.runner, runner.job = "running", runner, job
                     self.running[job.call.key] = self.running.get(job.call.key, 0) + 1
                     return job
+                spare = len(self._active_locked()) > self.workers
                 self.idle += 1
                 try:
-                    self.cond.wait()
+                    woken = self.cond.wait(SPARE_IDLE_SECONDS if spare else None)
                 finally:
                     self.idle -= 1
+                if not woken and not self.jobs and len(self._active_locked()) > self.workers:
+                    runner.retiring = True  # a spare that found nothing to do for SPARE_IDLE_SECONDS
 
     def _first_runnable_locked(self) -> _Job | None:
-        cap = self.per_resource or self.workers
+        cap = self.per_resource or self.most
         for job in self.jobs:
             if self.running.get(job.call.key, 0) < cap:
                 return job
@@ -284,6 +304,7 @@ class ThreadCore:
                     if self.deadlines[0][2] is job:
                         self._deadline_cond.notify()
                     self.cond.notify()
+                    self._grow_locked()
         if answer is not None:
             job.state = "done"
             _settle(job, answer)

@@ -63,11 +63,13 @@ _T = TypeVar("_T")
 
 
 class ThreadReaders:
-    """Reader and completion snippets run in `workers` threads of this process: the trusted mode.
+    """Reader and completion snippets run in threads of this process: the trusted mode.
 
-    The surface `SnippetPool` offers the engine (`SnippetReaders`), with its
-    settings: at most `resource_concurrency` calls of one snippet key run at
-    once, `max_queued_reads` wait beyond the running ones (the next is answered
+    `workers` threads, or with "auto" one per CPU growing while reads queue
+    up to `pool_limits.auto_cap()` (spares end after 10 s idle). The surface
+    `SnippetPool` offers the engine (`SnippetReaders`), with its settings: at
+    most `resource_concurrency` calls of one snippet key run at once,
+    `max_queued_reads` wait beyond the running ones (the next is answered
     busy), a call's `timeout` counts from its submission. The process limits
     (`memory_limit_mb`, `max_processes`, `max_file_size_mb`) are accepted and
     have no effect: nothing contains a thread. Thread-safe; `read`/`complete`
@@ -103,6 +105,7 @@ class ThreadReaders:
             raise ValidationError(f"output_limit must not be negative, not {output_limit!r}")
         self._core = ThreadCore(
             workers=_threads(workers),
+            most=_most_threads(workers),
             timeout=float(timeout),
             output_limit=output_limit,
             max_queued=max_queued_reads,
@@ -192,9 +195,8 @@ class ThreadReaders:
                 core.project_dir = folder
                 core.generation += 1
                 set_project_dir(Path(folder))
-            threads = None if workers is None else _threads(workers)
-            if threads is not None and threads != core.workers:
-                core.workers = threads
+            if workers is not None and (_threads(workers), _most_threads(workers)) != (core.workers, core.most):
+                core.workers, core.most = _threads(workers), _most_threads(workers)
                 if core.started and not core.closed:
                     core.resize_locked()
             core.cond.notify_all()
@@ -231,6 +233,11 @@ class ThreadReaders:
     def queued(self) -> int:
         with self._core.cond:
             return len(self._core.jobs)
+
+    def threads(self) -> int:
+        """Reader threads there are now, hung ones apart: `workers`, more while reads queue under "auto"."""
+        with self._core.cond:
+            return sum(1 for runner in self._core.runners if not runner.hung and not runner.retiring)
 
     def hung_threads(self) -> tuple[int, int]:
         """(timed-out threads still running now, threads timed out since the start)."""
@@ -346,12 +353,17 @@ _digest = functools.lru_cache(maxsize=256)(source_digest)
 
 
 def _threads(workers: WorkerCount) -> int:
-    """Reader threads for `workers`: "auto" is one per CPU, at least two and at most the process pool's cap.
-
-    Not the cap itself: every submitted read wakes the idle threads (`ThreadCore.submit`), and eight idle
-    threads taking the GIL in turn made thread-mode reads at one connection a third slower (wrk, 2 CPUs).
-    """
+    """Reader threads kept for `workers`: "auto" is one per CPU, at least two and at most the process pool's cap."""
     if workers != AUTO:
         return int(workers)
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return max(2, min(cpus, auto_cap()))
+
+
+def _most_threads(workers: WorkerCount) -> int:
+    """Most reader threads at once: a number is the pool's size; "auto" grows while reads queue, to the cap.
+
+    Growing costs a fast read nothing: a queued job wakes one waiting thread (`ThreadCore`), so idle threads
+    stay asleep; it lets readers that wait on I/O overlap as the peers' thread pools do.
+    """
+    return auto_cap() if workers == AUTO else int(workers)

@@ -1,4 +1,4 @@
-"""ThreadReaders in process: hot reload of snippet and prelude, per-call output, the project folder, closing."""
+"""ThreadReaders in process: hot reload, per-call output, the project folder, closing, how many threads run."""
 
 from __future__ import annotations
 
@@ -8,12 +8,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.remote_servers import wait_for
 
 from resources_qt.errors import ReaderFailedError
 from resources_qt.project import Project, ResourceSpec, ServerSettings
-from resources_qt.snippets import SnippetOutput, SnippetPool, bind_project
+from resources_qt.snippets import SnippetOutput, SnippetPool, bind_project, thread_core
 from resources_qt.snippets.binding import create_readers
 from resources_qt.snippets.namespace import HELPERS
+from resources_qt.snippets.pool_limits import auto_cap
 from resources_qt.snippets.threads import ThreadReaders
 
 
@@ -127,3 +129,40 @@ def test_create_readers_follows_the_setting_and_binds_like_the_pool(tmp_path: Pa
         threaded.close()
         process.close()
     assert sys.stdout is not None
+
+
+def test_auto_grows_while_reads_queue_and_its_spares_end_when_idle(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(thread_core, "SPARE_IDLE_SECONDS", 0.2)
+    pool = ThreadReaders(workers="auto", timeout=10.0)
+    most = auto_cap()
+    try:
+        pool.start()
+        kept = pool.threads()
+        assert kept == pool.workers < most
+        # Every read waits for all the others: they are answered only if `most` threads run them at once.
+        gate = threading.Barrier(most)
+        GATES.append(gate)
+        pool.set_prelude(f"GATE = __import__('{__name__}').GATES\n")
+        source = "def read(uri, params):\n    GATE[-1].wait(8)\n    return 'ok'\n"
+        futures = [pool.submit_read(key="io", source=source, uri=f"demo://{i}", params={}) for i in range(most)]
+        assert [f.result(10)[0].text for f in futures] == ["ok"] * most
+        assert pool.threads() == most
+        wait_for(lambda: pool.threads() == kept, what="the spare threads ended once idle")
+    finally:
+        pool.close()
+
+
+def test_a_fixed_number_of_threads_is_never_exceeded() -> None:
+    pool = ThreadReaders(workers=2, timeout=10.0)
+    release = threading.Event()
+    RELEASE[:] = [release]
+    pool.set_prelude(f"RELEASE = __import__('{__name__}').RELEASE\n")
+    try:
+        source = "def read(uri, params):\n    RELEASE[0].wait(8)\n    return 'ok'\n"
+        futures = [pool.submit_read(key="io", source=source, uri=f"demo://{i}", params={}) for i in range(6)]
+        wait_for(lambda: pool.queued() == 4, what="two reads running, four queued")
+        assert pool.threads() == 2
+        release.set()
+        assert [f.result(10)[0].text for f in futures] == ["ok"] * 6
+    finally:
+        pool.close()
