@@ -5,7 +5,7 @@ and in its defaults, and the ceiling of a bare ASGI app answering a fixed JSON b
 what the peers document for deployment: JSON answers instead of SSE (`json_response=True`), no server-side
 sessions (`stateless_http=True`), uvicorn with httptools and uvloop. Defaults are each peer's own (SSE
 answers, sessions) with uvicorn's defaults (which pick httptools and uvloop themselves when they are
-installed, as they are with the bench extra).
+installed, as they are with the bench extra). Each also serves the slow readers of `bench.slow_readers`.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import uvicorn
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.sdk_server import SMALL_TEXT, SMALL_URI
+from bench.slow_readers import ASYNC_URI, SYNC_URI, async_read, sync_read
 
 PEERS: dict[str, str] = {
     "sdk": "SDK MCPServer, production (json_response, stateless_http; httptools, uvloop)",
@@ -47,6 +48,8 @@ def _sdk(production: bool) -> Any:
     def small() -> str:
         return SMALL_TEXT
 
+    server.resource(SYNC_URI, name="slow_sync", mime_type="text/plain")(sync_read)
+    server.resource(ASYNC_URI, name="slow_async", mime_type="text/plain")(async_read)
     if production:
         return server.streamable_http_app(host="127.0.0.1", json_response=True, stateless_http=True)
     return server.streamable_http_app(host="127.0.0.1")
@@ -61,6 +64,8 @@ def _fastmcp(production: bool) -> Any:
     def small() -> str:
         return SMALL_TEXT
 
+    mcp.resource(SYNC_URI, name="slow_sync", mime_type="text/plain")(sync_read)
+    mcp.resource(ASYNC_URI, name="slow_async", mime_type="text/plain")(async_read)
     if production:
         return mcp.http_app(path="/mcp", json_response=True, stateless_http=True)
     return mcp.http_app(path="/mcp")

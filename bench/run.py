@@ -23,6 +23,7 @@ BENCH = Path(__file__).resolve().parent
 SUITES: dict[str, str] = {
     "read": "bench.read_http",
     "wrk": "bench.read_wrk",
+    "slow": "bench.slow_wrk",
     "templates": "bench.templates_bench",
     "list": "bench.list_bench",
     "fanout": "bench.fanout",

@@ -81,7 +81,7 @@ class ServerSettings:
     cache_ttl_ms: int | None = default("cache_ttl_ms")
     cache_scope: Literal["public", "private"] = default("cache_scope")
     max_queued_reads: int = default("max_queued_reads")
-    resource_concurrency: int = default("resource_concurrency")
+    resource_concurrency: int | Literal["auto"] = default("resource_concurrency")
     max_processes: int = default("max_processes")
     max_file_size_mb: int = default("max_file_size_mb")
     max_subscriptions: int = default("max_subscriptions")

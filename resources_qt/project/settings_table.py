@@ -148,9 +148,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("max_queued_reads", int, 256, _LIMITS, "Queued reads",
             "Reads waiting for a worker before new ones are answered 'busy' (-32000)", "maxQueuedReadsEdit", "pool",
             least=1, most=100_000),
-    Setting("resource_concurrency", int, 2, _LIMITS, "Reads per resource",
-            "Reads of one resource running at once, so one slow resource cannot take every worker",
-            "resourceConcurrencyEdit", "pool", least=1, most=64),
+    Setting("resource_concurrency", int, "auto", _LIMITS, "Reads per resource",
+            "Reads of one resource running at once, so one slow resource cannot take every worker: "
+            '"auto" is as many as a number of `workers`, and with `workers = "auto"` half the cap (at least 2), '
+            "so a reader waiting on I/O overlaps as the pool grows",
+            "resourceConcurrencyEdit", "pool", least=1, most=64, word="auto"),
     Setting("max_processes", int, 1024, _LIMITS, "Processes per worker", "RLIMIT_NPROC for worker processes",
             "maxProcessesEdit", "pool", least=1, most=65_536),
     Setting("max_file_size_mb", int, 1024, _LIMITS, "File size (MB)", "RLIMIT_FSIZE for worker processes",

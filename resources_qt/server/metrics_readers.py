@@ -12,7 +12,7 @@ from resources_qt.content import ResourceContent
 from resources_qt.server.metrics_read import PROBE
 from resources_qt.snippets.dispatch import OutputListener
 from resources_qt.snippets.output import ReadOutputListener
-from resources_qt.snippets.pool_limits import WorkerCount
+from resources_qt.snippets.pool_limits import Concurrency, WorkerCount
 from resources_qt.snippets.readers import SnippetReaders
 
 if TYPE_CHECKING:
@@ -111,7 +111,7 @@ class MeasuredReaders:
         memory_limit_mb: int | None = None,
         workers: WorkerCount | None = None,
         max_queued_reads: int | None = None,
-        resource_concurrency: int | None = None,
+        resource_concurrency: Concurrency | None = None,
         max_processes: int | None = None,
         max_file_size_mb: int | None = None,
         project_dir: str | os.PathLike[str] | None = None,

@@ -21,7 +21,7 @@ from resources_qt.snippets.direct import call_directly, loop_future, supports_di
 from resources_qt.snippets.dispatch import Dispatcher, Limits, OutputListener
 from resources_qt.snippets.kinds import SnippetKind, kind_named
 from resources_qt.snippets.output import ReadOutputListener
-from resources_qt.snippets.pool_limits import AUTO, WorkerCount, worker_bounds
+from resources_qt.snippets.pool_limits import AUTO, Concurrency, WorkerCount, per_resource_value, worker_bounds
 from resources_qt.snippets.protocol import (
     Call,
     CompleteCall,
@@ -63,7 +63,7 @@ class SnippetPool:
     workers (retired after 10 s idle); with `workers="auto"` it keeps two and
     grows that way while calls wait, up to `pool_limits.auto_cap()` (from the
     CPUs and the available memory). At most `resource_concurrency` calls
-    of one snippet key run at once (default: `workers`, or the cap); the rest wait in a
+    of one snippet key run at once ("auto", the default: `workers`, or half the cap); the rest wait in a
     queue of at most `max_queued_reads`, beyond which calls fail at once as
     busy. A call's timeout counts from when it was submitted, queue included
     (`resources_qt.snippets.dispatch`). Each worker runs in its own process
@@ -93,7 +93,7 @@ class SnippetPool:
         prelude: str = "",
         output_limit: int = DEFAULT_OUTPUT_LIMIT,
         max_queued_reads: int = DEFAULT_MAX_QUEUED_READS,
-        resource_concurrency: int | None = None,
+        resource_concurrency: Concurrency | None = None,
         max_processes: int = 0,
         max_file_size_mb: int = 0,
         project_dir: str | os.PathLike[str] | None = None,
@@ -119,7 +119,7 @@ class SnippetPool:
             memory_limit_mb=memory_limit_mb,
             output_limit=output_limit,
             max_queued_reads=max_queued_reads,
-            resource_concurrency=resource_concurrency or None,
+            resource_concurrency=per_resource_value(resource_concurrency) or None,
             max_processes=max_processes,
             max_file_size_mb=max_file_size_mb,
             project_dir=_folder(project_dir) or "",
@@ -183,7 +183,7 @@ class SnippetPool:
 
     @property
     def resource_concurrency(self) -> int:
-        """Calls of one resource running at once (the `workers` count unless set)."""
+        """Calls of one resource running at once (`pool_limits.auto_per_resource` unless set)."""
         return self._core.limits.per_resource
 
     @property
@@ -223,7 +223,7 @@ class SnippetPool:
         memory_limit_mb: int | None = None,
         workers: WorkerCount | None = None,
         max_queued_reads: int | None = None,
-        resource_concurrency: int | None = None,
+        resource_concurrency: Concurrency | None = None,
         max_processes: int | None = None,
         max_file_size_mb: int | None = None,
         project_dir: str | os.PathLike[str] | None = None,
@@ -251,7 +251,7 @@ class SnippetPool:
             most=most,
             auto=None if workers is None else workers == AUTO,
             max_queued_reads=max_queued_reads,
-            resource_concurrency=resource_concurrency,
+            resource_concurrency=per_resource_value(resource_concurrency),
             max_processes=max_processes,
             max_file_size_mb=max_file_size_mb,
             project_dir=_folder(project_dir),
@@ -518,7 +518,7 @@ def _check_settings(
     timeout: float | None,
     memory_limit_mb: int | None,
     max_queued_reads: int | None = None,
-    resource_concurrency: int | None = None,
+    resource_concurrency: Concurrency | None = None,
     max_processes: int | None = None,
     max_file_size_mb: int | None = None,
 ) -> None:

@@ -5,11 +5,14 @@ from __future__ import annotations
 import os
 from typing import Literal
 
-__all__ = ["AUTO", "Limits", "WorkerCount", "auto_cap", "worker_bounds"]
+__all__ = ["AUTO", "Concurrency", "Limits", "WorkerCount", "auto_cap", "auto_per_resource", "per_resource_value",
+           "worker_bounds"]
 
 AUTO = "auto"
 WorkerCount = int | Literal["auto"]
 """`workers`: a number, or "auto" (the pool follows the load, `worker_bounds`)."""
+Concurrency = int | Literal["auto"]
+"""`resource_concurrency`: a number, or "auto" (`auto_per_resource`)."""
 
 _AUTO_FLOOR = 2
 _AUTO_CEILING = 64
@@ -40,6 +43,18 @@ def _available_mb() -> int | None:
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // (1024 * 1024)
     except (ValueError, OSError, AttributeError):
         return None
+
+
+def per_resource_value(value: Concurrency | None) -> int | None:
+    """The pool's per-resource cap for a `resource_concurrency` setting: 0 for "auto", None for unchanged."""
+    return 0 if value == AUTO else value if value is None else int(value)
+
+
+def auto_per_resource(*, workers: int, most: int, auto: bool) -> int:
+    """`resource_concurrency = "auto"`: with `workers = "auto"`, half the most there may be (at least 2), so a
+    reader waiting on I/O overlaps as the pool grows and another resource still finds the other half; with a
+    number of workers, that number."""
+    return max(2, most // 2) if auto else workers
 
 
 def worker_bounds(workers: WorkerCount) -> tuple[int, int]:
@@ -87,5 +102,5 @@ class Limits:
 
     @property
     def per_resource(self) -> int:
-        """Calls of one resource running at once; by default as many as there are workers (or may be, "auto")."""
-        return self.resource_concurrency or (self.most if self.auto else self.workers)
+        """Calls of one resource running at once (`auto_per_resource` unless set)."""
+        return self.resource_concurrency or auto_per_resource(workers=self.workers, most=self.most, auto=self.auto)

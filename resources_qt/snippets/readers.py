@@ -10,7 +10,7 @@ from typing import Protocol
 from resources_qt.content import ResourceContent
 from resources_qt.snippets.dispatch import OutputListener
 from resources_qt.snippets.output import ReadOutputListener
-from resources_qt.snippets.pool_limits import WorkerCount
+from resources_qt.snippets.pool_limits import Concurrency, WorkerCount
 
 __all__ = ["SnippetReaders"]
 
@@ -39,7 +39,7 @@ class SnippetReaders(Protocol):
         memory_limit_mb: int | None = None,
         workers: WorkerCount | None = None,
         max_queued_reads: int | None = None,
-        resource_concurrency: int | None = None,
+        resource_concurrency: Concurrency | None = None,
         max_processes: int | None = None,
         max_file_size_mb: int | None = None,
         project_dir: str | os.PathLike[str] | None = None,

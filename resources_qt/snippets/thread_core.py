@@ -22,6 +22,7 @@ from resources_qt.snippets import messages
 from resources_qt.snippets.dispatch import OutputListener
 from resources_qt.snippets.namespace import set_project_dir
 from resources_qt.snippets.output import ReadOutputListener, SnippetOutput
+from resources_qt.snippets.pool_limits import auto_per_resource
 from resources_qt.snippets.protocol import (
     Call,
     Failed,
@@ -184,7 +185,8 @@ class ThreadCore:
                     runner.retiring = True  # a spare that found nothing to do for SPARE_IDLE_SECONDS
 
     def _first_runnable_locked(self) -> _Job | None:
-        cap = self.per_resource or self.most
+        auto = self.most > self.workers  # only "auto" grows
+        cap = self.per_resource or auto_per_resource(workers=self.workers, most=self.most, auto=auto)
         for job in self.jobs:
             if self.running.get(job.call.key, 0) < cap:
                 return job

@@ -42,7 +42,7 @@ from resources_qt.snippets.pool import (
     _folder,
     _values_of,
 )
-from resources_qt.snippets.pool_limits import AUTO, WorkerCount, auto_cap
+from resources_qt.snippets.pool_limits import AUTO, Concurrency, WorkerCount, auto_cap, per_resource_value
 from resources_qt.snippets.protocol import (
     CompleteCall,
     ReadCall,
@@ -85,7 +85,7 @@ class ThreadReaders:
         prelude: str = "",
         output_limit: int = DEFAULT_OUTPUT_LIMIT,
         max_queued_reads: int = DEFAULT_MAX_QUEUED_READS,
-        resource_concurrency: int | None = None,
+        resource_concurrency: Concurrency | None = None,
         max_processes: int = 0,
         max_file_size_mb: int = 0,
         project_dir: str | os.PathLike[str] | None = None,
@@ -109,7 +109,7 @@ class ThreadReaders:
             timeout=float(timeout),
             output_limit=output_limit,
             max_queued=max_queued_reads,
-            per_resource=resource_concurrency or None,
+            per_resource=per_resource_value(resource_concurrency) or None,
             project_dir=_folder(project_dir) or "",
             prelude=prelude,
             memory_limit_mb=memory_limit_mb,
@@ -167,7 +167,7 @@ class ThreadReaders:
         memory_limit_mb: int | None = None,
         workers: WorkerCount | None = None,
         max_queued_reads: int | None = None,
-        resource_concurrency: int | None = None,
+        resource_concurrency: Concurrency | None = None,
         max_processes: int | None = None,
         max_file_size_mb: int | None = None,
         project_dir: str | os.PathLike[str] | None = None,
@@ -190,7 +190,7 @@ class ThreadReaders:
             if max_queued_reads is not None:
                 core.max_queued = max_queued_reads
             if resource_concurrency is not None:
-                core.per_resource = resource_concurrency or None
+                core.per_resource = per_resource_value(resource_concurrency) or None
             if folder is not None and folder != core.project_dir:
                 core.project_dir = folder
                 core.generation += 1

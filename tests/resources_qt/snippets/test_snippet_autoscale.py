@@ -69,3 +69,18 @@ def test_auto_is_the_default_and_the_only_word_workers_takes() -> None:
     with pytest.raises(ValidationError) as caught:
         SnippetPool(workers="many")  # type: ignore[arg-type]
     assert caught.value.field == "workers"
+
+
+def test_reads_per_resource_follow_the_pool_unless_set() -> None:
+    row = setting("resource_concurrency")
+    assert ServerSettings().resource_concurrency == "auto" == row.default
+    assert row.problem("many") == 'resource_concurrency must be "auto" or a number between 1 and 64, not \'many\''
+    with SnippetPool(workers="auto", timeout=5, memory_limit_mb=MEMORY_MB) as pool:
+        # Half of what "auto" may grow to: a slow resource overlaps its reads, the others keep the rest.
+        assert pool.resource_concurrency == max(2, auto_cap() // 2)
+        pool.configure(workers=3)
+        assert pool.resource_concurrency == 3  # a number of workers: that many
+        pool.configure(resource_concurrency=5)
+        assert pool.resource_concurrency == 5
+        pool.configure(resource_concurrency="auto")
+        assert pool.resource_concurrency == 3

@@ -144,7 +144,8 @@ def test_auto_grows_while_reads_queue_and_its_spares_end_when_idle(monkeypatch: 
         GATES.append(gate)
         pool.set_prelude(f"GATE = __import__('{__name__}').GATES\n")
         source = "def read(uri, params):\n    GATE[-1].wait(8)\n    return 'ok'\n"
-        futures = [pool.submit_read(key="io", source=source, uri=f"demo://{i}", params={}) for i in range(most)]
+        # One key each: "auto" lets one resource take only half the threads there may be.
+        futures = [pool.submit_read(key=f"io{i}", source=source, uri=f"demo://{i}", params={}) for i in range(most)]
         assert [f.result(10)[0].text for f in futures] == ["ok"] * most
         assert pool.threads() == most
         wait_for(lambda: pool.threads() == kept, what="the spare threads ended once idle")

@@ -1,0 +1,30 @@
+"""The slow readers of the slow-reader bench: 1 ms of blocking and of awaited I/O, for ours and the peers alike."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from bench.sdk_server import SMALL_TEXT
+
+IO_SECONDS = 0.001
+"""What each read waits: a fast database or cache round trip."""
+
+SYNC_URI = "bench://slow-sync"
+ASYNC_URI = "bench://slow-async"
+
+SYNC_READER = (f"import time\n\ndef read(uri, params):\n    time.sleep({IO_SECONDS})\n"
+               f"    return {SMALL_TEXT!r}\n")
+ASYNC_READER = (f"import asyncio\n\nasync def read(uri, params):\n    await asyncio.sleep({IO_SECONDS})\n"
+                f"    return {SMALL_TEXT!r}\n")
+"""Our snippets; `sync_read` and `async_read` are the same readers as the peers declare them."""
+
+
+def sync_read() -> str:
+    time.sleep(IO_SECONDS)
+    return SMALL_TEXT
+
+
+async def async_read() -> str:
+    await asyncio.sleep(IO_SECONDS)
+    return SMALL_TEXT
