@@ -130,7 +130,8 @@ SETTINGS: tuple[Setting, ...] = (
             'Snippet worker processes: "auto" starts two and grows the pool while reads wait for a worker, up to '
             "4 per CPU and one per 100 MB of available memory (2 to 64), retiring the extra ones after 10 s idle; "
             "a number starts that many (and keeps up to as many spares warm while all are busy); in thread mode "
-            '"auto" keeps one reader thread per CPU (at least two) and grows the same way to the same cap',
+            '"auto" keeps one reader thread per CPU (at least two) and grows to the same cap while reads queue '
+            "behind threads each held 5 ms by one read",
             "workersEdit", "pool", least=1, most=64, live=True, word="auto"),
     Setting("readers", str, "process", _READERS, "Readers &run in",
             "Where `serve` runs readers: worker processes (contained), or threads of the server (trusted "

@@ -65,8 +65,8 @@ _T = TypeVar("_T")
 class ThreadReaders:
     """Reader and completion snippets run in threads of this process: the trusted mode.
 
-    `workers` threads, or with "auto" one per CPU growing while reads queue
-    up to `pool_limits.auto_cap()` (spares end after 10 s idle). The surface
+    `workers` threads, or with "auto" one per CPU growing while long reads
+    queue, up to `pool_limits.auto_cap()` (`thread_core.ThreadCore`). The surface
     `SnippetPool` offers the engine (`SnippetReaders`), with its settings: at
     most `resource_concurrency` calls of one snippet key run at once,
     `max_queued_reads` wait beyond the running ones (the next is answered
@@ -235,7 +235,7 @@ class ThreadReaders:
             return len(self._core.jobs)
 
     def threads(self) -> int:
-        """Reader threads there are now, hung ones apart: `workers`, more while reads queue under "auto"."""
+        """Reader threads there are now, hung ones apart: `workers`, more while long reads queue under "auto"."""
         with self._core.cond:
             return sum(1 for runner in self._core.runners if not runner.hung and not runner.retiring)
 
@@ -361,9 +361,9 @@ def _threads(workers: WorkerCount) -> int:
 
 
 def _most_threads(workers: WorkerCount) -> int:
-    """Most reader threads at once: a number is the pool's size; "auto" grows while reads queue, to the cap.
+    """Most reader threads at once: a number is the pool's size; "auto" grows while long reads queue, to the cap.
 
-    Growing costs a fast read nothing: a queued job wakes one waiting thread (`ThreadCore`), so idle threads
-    stay asleep; it lets readers that wait on I/O overlap as the peers' thread pools do.
+    Threads start only while every one is held by a long read (`thread_core.GROW_AFTER_SECONDS`), so fast
+    readers keep the threads they have, and readers that wait on I/O overlap as the peers' thread pools do.
     """
     return auto_cap() if workers == AUTO else int(workers)
