@@ -62,8 +62,8 @@ class _Job:
     deadline: float
     timeout: float
     submitted: float
-    loop: asyncio.AbstractEventLoop | None = None
-    began: float = 0.0  # when a thread took it  # set: `future` is that loop's, resolved there
+    loop: asyncio.AbstractEventLoop | None = None  # set: `future` is that loop's, resolved there
+    began: float = 0.0  # when a thread took it
     state: str = "queued"  # queued -> running -> done
     runner: _Runner | None = None
 
@@ -128,7 +128,7 @@ class ThreadCore:
         self.hung_total = 0
         self.calls = 0
         self.deadlines: list[tuple[float, int, _Job]] = []
-        self._grow_armed = False  # the deadline thread will look at the queue's age
+        self._grow_armed = False  # the deadline thread will look whether every thread is held by a long job
         self._seq = itertools.count()
         self._numbers = itertools.count(1)
         self.listeners: list[OutputListener] = []
