@@ -69,7 +69,7 @@ def table(rows: list[Row]) -> list[str]:
     return lines
 
 
-REGENERATE = "`.venv/bin/python bench/run.py` (every suite, about 25 minutes on 2 CPUs)"
+REGENERATE = "`.venv/bin/python bench/run.py` (every suite, about 31 minutes on 2 CPUs)"
 
 _BEGIN, _END = "<!-- suites {} -->", "<!-- end of suites {} -->"
 
