@@ -31,6 +31,11 @@ def _collect_garbage_on_the_gui_thread() -> Iterator[None]:
         collector.install()
         _collector.append(collector)
     gc.collect()
+    # What survived is frozen out of later collections: each test's full collection then looks only at
+    # what the test made, not at the whole interpreter (Qt, the SDK, every module), which took a third of
+    # the suite's time (350 of 919 worker-seconds, in teardown). A frozen object that becomes cyclic
+    # garbage later is never collected: a test process's leak, nothing more.
+    gc.freeze()
 
 
 @pytest.fixture(autouse=True)
