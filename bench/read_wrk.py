@@ -30,6 +30,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -156,10 +157,14 @@ def _bench_project(path: Path) -> Path:
     return save_project(project, path)
 
 
-def _start(workdir: Path, name: str) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(
+    workdir: Path, name: str, write_project: Callable[[Path], Path]
+) -> tuple[subprocess.Popen[bytes], str]:
+    """Start `name` on a free port: ours ("ours"; "threads" with `--readers thread`) serving the project
+    `write_project` saves, or a peer of `bench.peers`. Returns the process and its /mcp URL."""
     port = free_port()
     if name in ("ours", "threads"):
-        project = _bench_project(workdir / "small.toml")
+        project = write_project(workdir / "project.toml")
         argv = [PYTHON, "-m", "studio", "serve", str(project), "--http", f"127.0.0.1:{port}"]
         if name == "threads":
             argv += ["--readers", "thread"]
@@ -218,7 +223,7 @@ def measure(quick: bool) -> tuple[Runs, list[str]]:
         scripts: dict[tuple[str, str], Path] = {}
         try:
             for name in [*names, "threads"]:
-                procs[name], urls[name] = _start(workdir, name)
+                procs[name], urls[name] = start_server(workdir, name, _bench_project)
             for label, server, uri in series:
                 url = urls[server]
                 session: str | None = None

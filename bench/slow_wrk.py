@@ -18,7 +18,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from bench.common import PYTHON, REPO, Row, child_env, free_port, median, stop_process, wait_for_port
+from bench.common import Row, median, stop_process
 from bench.read_wrk import (
     _LUA_LEGACY,
     _LUA_MODERN,
@@ -32,6 +32,7 @@ from bench.read_wrk import (
     _session_line,
     _suffix,
     _wrk,
+    start_server,
 )
 from bench.rpc_client import ACCEPT, PROTOCOL
 from bench.slow_readers import ASYNC_READER, ASYNC_URI, IO_SECONDS, SYNC_READER, SYNC_URI
@@ -47,20 +48,6 @@ def _project(path: Path) -> Path:
     specs = [ResourceSpec(name="slow_sync", uri=SYNC_URI, mime_type="text/plain", reader=SYNC_READER),
              ResourceSpec(name="slow_async", uri=ASYNC_URI, mime_type="text/plain", reader=ASYNC_READER)]
     return save_project(Project(server=ServerSettings(name="studio-slow-bench"), resources=specs), path)
-
-
-def _start(workdir: Path, name: str) -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
-    if name in ("ours", "threads"):
-        argv = [PYTHON, "-m", "studio", "serve", str(_project(workdir / "slow.toml")), "--http", f"127.0.0.1:{port}"]
-        if name == "threads":
-            argv += ["--readers", "thread"]
-    else:
-        argv = [PYTHON, str(REPO / "bench" / "peers.py"), name, str(port)]
-    log = (workdir / f"{name}.log").open("wb")
-    proc = subprocess.Popen(argv, cwd=REPO, env=child_env(), stdout=subprocess.DEVNULL, stderr=log)
-    wait_for_port(port, 30, proc)
-    return proc, f"http://127.0.0.1:{port}/mcp"
 
 
 def _servers() -> list[str]:
@@ -87,7 +74,7 @@ def measure(quick: bool) -> tuple[Runs, list[str]]:
         scripts: dict[tuple[str, str, str], Path] = {}
         try:
             for name in names:
-                procs[name], urls[name] = _start(workdir, name)
+                procs[name], urls[name] = start_server(workdir, name, _project)
             for name in names:
                 for reader, uri in READERS.items():
                     session = asyncio.run(_session(urls[name], uri))
