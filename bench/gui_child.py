@@ -82,20 +82,25 @@ async def _settle(seconds: float) -> None:
 
 
 def _run(coro_fn: Any, project: str, *args: Any) -> int:
-    """The window on a qasync loop with the garbage-collection regime of `studio.app.run_app`.
+    """The window on a qasync loop with the garbage-collection regime and GIL switch interval of
+    `studio.app.run_app`.
 
     The studio collects on the GUI thread only (GuiThreadCollector) and freezes what start-up built;
-    a bench without them would measure collections where the studio never runs them.
+    a bench without them would measure collections where the studio never runs them. It also hands the
+    GIL round every `GUI_SWITCH_INTERVAL`, which decides how long a busy background thread keeps the GUI
+    thread waiting.
     """
     import gc
 
     import qasync
 
     from resources_qt.qt.gc_guard import GuiThreadCollector
+    from studio.app import GUI_SWITCH_INTERVAL
 
     app = QApplication(sys.argv[:1])
     collector = GuiThreadCollector(app)
     collector.install()
+    sys.setswitchinterval(GUI_SWITCH_INTERVAL)
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     window = _open_window(project)

@@ -11,9 +11,17 @@ from resources_qt.address import parse_http_address
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["THEME_CHOICES", "parse_http", "run_app"]
+__all__ = ["GUI_SWITCH_INTERVAL", "THEME_CHOICES", "parse_http", "run_app"]
 
 THEME_CHOICES = ("system", "light", "dark")
+
+GUI_SWITCH_INTERVAL = 0.001
+"""Seconds a thread holds the GIL before another that waits for it gets a turn, while the window is open.
+
+Python's 5 ms default starved the GUI thread whenever a background thread of this process ran Python
+(the preview preparing 10 MB of JSON): every call Qt makes back into Python (a timer, each line's
+highlighting as a chunk of text goes in) waited its turn, and the window stalled 31-134 ms; with 1 ms,
+16-35 ms over 8 runs (`bench.gui_bench`, 10 MB JSON preview)."""
 
 def parse_http(value: str) -> tuple[str, int]:
     """`[HOST:]PORT` as (host, port); the host defaults to the loopback address."""
@@ -75,6 +83,8 @@ def run_app(
     # The server and pool threads must never run a collection that frees a widget.
     collector = GuiThreadCollector(app)
     collector.install()
+    switch_interval = sys.getswitchinterval()
+    sys.setswitchinterval(GUI_SWITCH_INTERVAL)
 
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
@@ -106,5 +116,6 @@ def run_app(
     finally:
         window.shutdown()
         collector.uninstall()  # and unfreezes: an in-process caller (a test, a script) gets its collector back
+        sys.setswitchinterval(switch_interval)
         asyncio.set_event_loop(None)
     return 0

@@ -17,7 +17,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from resources_qt.project import Project, ResourceSpec, ServerSettings, save_project
-from studio.app import parse_http, run_app
+from studio.app import GUI_SWITCH_INTERVAL, parse_http, run_app
 from studio.document.recovery import RECOVERY_DIR_ENV
 from studio.preferences.settings import SETTINGS_ENV
 from studio.shell.main_window import MainWindow
@@ -77,15 +77,19 @@ def test_run_app_serves_http_at_once_and_shuts_down_on_close(qapp, project_file,
             seen["title"] = window.windowTitle()
             seen["window"] = window
             seen["frozen"] = gc.get_freeze_count()
+            seen["switch"] = sys.getswitchinterval()
             window.close()
         else:
             QTimer.singleShot(50, poll)
 
     QTimer.singleShot(0, poll)
+    before = sys.getswitchinterval()
     assert run_app(str(project_file), http="127.0.0.1:0") == 0
     assert str(seen["url"]).startswith("http://127.0.0.1:") and "app.toml" in str(seen["title"])
     assert not seen["window"].controller.is_running
     assert seen["frozen"] > 0 and gc.get_freeze_count() == 0  # start-up objects frozen while the app ran
+    # The GUI thread gets the GIL back quickly while the window is open; the caller's interval after it.
+    assert seen["switch"] == GUI_SWITCH_INTERVAL and sys.getswitchinterval() == before
 
 
 # About 6 s: a real studio process (Qt, the SDK, a snippet worker); when the stdio client leaves the window
