@@ -23,6 +23,7 @@ Python's 5 ms default starved the GUI thread whenever a background thread of thi
 highlighting as a chunk of text goes in) waited its turn, and the window stalled 31-134 ms; with 1 ms,
 16-35 ms over 8 runs (`bench.gui_bench`, 10 MB JSON preview)."""
 
+
 def parse_http(value: str) -> tuple[str, int]:
     """`[HOST:]PORT` as (host, port); the host defaults to the loopback address."""
     return parse_http_address(value)

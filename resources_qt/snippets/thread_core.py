@@ -149,24 +149,25 @@ class ThreadCore:
         threading.Thread(target=self._watch_deadlines, name="snippet-thread-deadlines", daemon=True).start()
 
     def resize_locked(self) -> None:
-        active = self._active_locked()
+        active = self.active_locked()
         for runner in active[self.most :]:
             runner.retiring = True
         for _ in range(self.workers - len(active)):
             self._add_runner_locked()
         self.cond.notify_all()
 
-    def _active_locked(self) -> list[_Runner]:
+    def active_locked(self) -> list[_Runner]:
+        """The threads that take jobs: neither hung nor retiring."""
         return [r for r in self.runners if not r.hung and not r.retiring]
 
     def _may_grow_locked(self) -> bool:
-        return len(self.jobs) > self.idle and len(self._active_locked()) < self.most
+        return len(self.jobs) > self.idle and len(self.active_locked()) < self.most
 
     def _grow_wait_locked(self, now: float) -> float | None:
         """Start a thread if every one is held by a long job; seconds until the next look, or None."""
         if not self._may_grow_locked():
             return None
-        active = self._active_locked()
+        active = self.active_locked()
         began = [runner.job.began for runner in active if runner.job is not None]
         if len(began) < len(active):  # one is between jobs: it takes the next one itself
             return GROW_AFTER_SECONDS
@@ -197,13 +198,13 @@ class ThreadCore:
                     job.began = time.monotonic()
                     self.running[job.call.key] = self.running.get(job.call.key, 0) + 1
                     return job
-                spare = len(self._active_locked()) > self.workers
+                spare = len(self.active_locked()) > self.workers
                 self.idle += 1
                 try:
                     woken = self.cond.wait(SPARE_IDLE_SECONDS if spare else None)
                 finally:
                     self.idle -= 1
-                if not woken and not self.jobs and len(self._active_locked()) > self.workers:
+                if not woken and not self.jobs and len(self.active_locked()) > self.workers:
                     runner.retiring = True  # a spare that found nothing to do for SPARE_IDLE_SECONDS
 
     def _first_runnable_locked(self) -> _Job | None:

@@ -195,8 +195,9 @@ class ThreadReaders:
                 core.project_dir = folder
                 core.generation += 1
                 set_project_dir(Path(folder))
-            if workers is not None and (_threads(workers), _most_threads(workers)) != (core.workers, core.most):
-                core.workers, core.most = _threads(workers), _most_threads(workers)
+            bounds = None if workers is None else (_threads(workers), _most_threads(workers))
+            if bounds is not None and bounds != (core.workers, core.most):
+                core.workers, core.most = bounds
                 if core.started and not core.closed:
                     core.resize_locked()
             core.cond.notify_all()
@@ -237,7 +238,7 @@ class ThreadReaders:
     def threads(self) -> int:
         """Reader threads there are now, hung ones apart: `workers`, more while long reads queue under "auto"."""
         with self._core.cond:
-            return sum(1 for runner in self._core.runners if not runner.hung and not runner.retiring)
+            return len(self._core.active_locked())
 
     def hung_threads(self) -> tuple[int, int]:
         """(timed-out threads still running now, threads timed out since the start)."""
