@@ -93,7 +93,7 @@ def apply_entries(
         after = next((k for k in known[position + 1 :] if k in plain_keys), None)
         first_sub = next((k for k in table if k not in plain_keys), None)
         if before is not None:
-            container._insert_after(before, name, item)
+            _insert_after(container, before, name, item)
         elif after is not None:
             container._insert_at(_body_index(container, after), name, item)
         elif first_sub is not None:
@@ -104,6 +104,15 @@ def apply_entries(
 
 def _container(table: items.Table | items.InlineTable | tomlkit.TOMLDocument) -> Container:
     return table if isinstance(table, Container) else table.value
+
+
+def _insert_after(container: Container, before: str, name: str, item: items.Item) -> None:
+    """`name` on the line after `before`; tomlkit 0.15.3 dropped its own `_insert_after`."""
+    index = _body_index(container, before) + 1
+    if index < len(container.body):
+        container._insert_at(index, name, item)
+    else:
+        container.append(name, item)
 
 
 def _body_index(container: Container, name: str) -> int:

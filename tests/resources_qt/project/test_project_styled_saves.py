@@ -141,6 +141,15 @@ def test_new_keys_go_where_the_house_order_puts_them() -> None:
     assert loads_project(text) == project
 
 
+def test_a_new_key_after_the_last_line_of_the_file_is_added_in_place() -> None:
+    text = "format = 1\n\n[server]\nname = 'Desk'   # shown to clients\n"
+    project = loads_project(text)
+    project.server.page_size = 20
+    saved = dumps_project(project)
+    assert saved == text + "page_size = 20\n"
+    assert loads_project(saved) == project
+
+
 def test_a_default_written_out_stays_and_a_cleared_value_goes() -> None:
     project = loads_project(HAND_WRITTEN)
     project.resources[0].annotations = None
