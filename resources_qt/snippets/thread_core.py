@@ -343,6 +343,10 @@ class ThreadCore:
                 while self.deadlines and self.deadlines[0][0] <= now:
                     _, _, job = heapq.heappop(self.deadlines)
                     self._expire_locked(job, now)
+                # Answered jobs stay in the heap (removal is O(n)); dropped from its top here, they would otherwise
+                # wake this thread once per read as their deadlines pass, each wake taking the GIL from the loop.
+                while self.deadlines and self.deadlines[0][2].state == "done":
+                    heapq.heappop(self.deadlines)
                 wait = self.deadlines[0][0] - now if self.deadlines else None
                 grow = self._grow_wait_locked(now)
                 self._grow_armed = grow is not None

@@ -167,3 +167,12 @@ def test_a_fixed_number_of_threads_is_never_exceeded() -> None:
         assert [f.result(10)[0].text for f in futures] == ["ok"] * 6
     finally:
         pool.close()
+
+
+def test_answered_reads_leave_the_deadline_heap_at_its_next_wake(readers: ThreadReaders) -> None:
+    # Left in until each deadline passed, answered reads woke the deadline thread once per read under load.
+    source = "def read(uri, params):\n    return 'ok'\n"
+    assert readers.submit_read(key="x", source=source, uri="demo://long", params={}, timeout=60).result(10)
+    assert readers.submit_read(key="x", source=source, uri="demo://short", params={}, timeout=0.05).result(10)
+    core = readers._core
+    wait_for(lambda: not core.deadlines, what="the deadline heap empty long before the 60 s read's deadline")
