@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import heapq
 import itertools
 import logging
@@ -30,9 +31,11 @@ from resources_qt.snippets.protocol import (
     ReadCall,
     Reply,
     WorkerConfig,
+    call_kind,
     source_digest,
 )
 from resources_qt.snippets.routing import Collected, ThreadCapture, install_output_routing, route
+from resources_qt.snippets.thread_async import AsyncLane, declares_async_entry
 from resources_qt.snippets.worker import _Worker
 
 __all__ = ["MAX_HUNG_THREADS", "ThreadCore"]
@@ -44,6 +47,13 @@ MAX_HUNG_THREADS = 32
 
 SPARE_IDLE_SECONDS = 10.0
 """How long a thread started past `workers` (while jobs queued) waits for another job before it ends."""
+
+LANE_PER_RESOURCE = 64
+"""Calls of one `async def` reader on the async lane at once under `resource_concurrency = "auto"`: they hold
+no thread, so the threads' share does not apply; a number set for the resource does."""
+
+_MAX_KNOWN_ENTRIES = 4096
+"""Sources whose entry kind (`async def` or not) is remembered; past that the memory starts over."""
 
 GROW_AFTER_SECONDS = 0.005
 """How long every thread must have been running its current job, with jobs queued, before another starts.
@@ -65,7 +75,8 @@ class _Job:
     loop: asyncio.AbstractEventLoop | None = None  # set: `future` is that loop's, resolved there
     began: float = 0.0  # when a thread took it
     state: str = "queued"  # queued -> running -> done
-    runner: _Runner | None = None
+    runner: _Runner | None = None  # None while running: on the async lane
+    cancel: Callable[[], None] | None = None  # set on the async lane
 
 
 @dataclass(eq=False)
@@ -133,6 +144,8 @@ class ThreadCore:
         self._numbers = itertools.count(1)
         self.listeners: list[OutputListener] = []
         self.read_listeners: list[ReadOutputListener] = []
+        self.async_entries: dict[tuple[str, str], bool] = {}  # (key, source digest) -> its entry is async
+        self._lane: AsyncLane | None = None
 
     # -- threads ---------------------------------------------------------------------
 
@@ -161,7 +174,14 @@ class ThreadCore:
         return [r for r in self.runners if not r.hung and not r.retiring]
 
     def _may_grow_locked(self) -> bool:
-        return len(self.jobs) > self.idle and len(self.active_locked()) < self.most
+        if len(self.jobs) <= self.idle or len(self.active_locked()) >= self.most:
+            return False
+        waiting = 0  # for a thread: calls of `async def` entries wait for the lane, which has room for all
+        for job in self.jobs:
+            waiting += not self._is_known_async(job.call)
+            if waiting > self.idle:
+                return True
+        return False
 
     def _grow_wait_locked(self, now: float) -> float | None:
         """Start a thread if every one is held by a long job; seconds until the next look, or None."""
@@ -194,9 +214,8 @@ class ThreadCore:
                 job = self._first_runnable_locked()
                 if job is not None:
                     self.jobs.remove(job)
-                    job.state, job.runner, runner.job = "running", runner, job
-                    job.began = time.monotonic()
-                    self.running[job.call.key] = self.running.get(job.call.key, 0) + 1
+                    self._begin_locked(job)
+                    job.runner, runner.job = runner, job
                     return job
                 spare = len(self.active_locked()) > self.workers
                 self.idle += 1
@@ -208,12 +227,44 @@ class ThreadCore:
                     runner.retiring = True  # a spare that found nothing to do for SPARE_IDLE_SECONDS
 
     def _first_runnable_locked(self) -> _Job | None:
-        auto = self.most > self.workers  # only "auto" grows
-        cap = self.per_resource or auto_per_resource(workers=self.workers, most=self.most, auto=auto)
+        cap = self._cap_locked()
         for job in self.jobs:
-            if self.running.get(job.call.key, 0) < cap:
+            limit = cap if self.per_resource or not self._is_known_async(job.call) else LANE_PER_RESOURCE
+            if self.running.get(job.call.key, 0) < limit:
                 return job
         return None
+
+    def _cap_locked(self) -> int:
+        """Calls of one resource running at once in reader threads (`resource_concurrency`)."""
+        auto = self.most > self.workers  # only "auto" grows
+        return self.per_resource or auto_per_resource(workers=self.workers, most=self.most, auto=auto)
+
+    def _begin_locked(self, job: _Job) -> None:
+        job.state, job.began = "running", time.monotonic()
+        self.running[job.call.key] = self.running.get(job.call.key, 0) + 1
+
+    def _release_locked(self, key: str) -> None:
+        left = self.running.get(key, 1) - 1
+        if left:
+            self.running[key] = left
+        else:
+            self.running.pop(key, None)
+        self._dispatch_locked()  # a job held back by its resource's cap may be runnable now
+
+    def _dispatch_locked(self) -> None:
+        """Start runnable queued calls of `async def` entries on the lane; wake a thread for any other."""
+        while self.jobs:
+            job = self._first_runnable_locked()
+            if job is None:
+                return
+            if not self._is_known_async(job.call):
+                if self.idle:
+                    self.cond.notify()
+                return
+            # Straight to the lane: a reader thread would only hand it on (one more wake-up per read).
+            self.jobs.remove(job)
+            self._begin_locked(job)
+            self._lend_locked(job)
 
     def _leave_locked(self, runner: _Runner) -> None:
         with contextlib.suppress(ValueError):
@@ -228,31 +279,79 @@ class ThreadCore:
                 break
             if worker is None or loop_generation != self.generation:
                 # A new project folder: fresh snippet modules see the new PROJECT_DIR, as new workers would.
-                config = WorkerConfig(
-                    memory_limit_mb=self.memory_limit_mb,
-                    output_limit=self.output_limit,
-                    parent_pid=os.getpid(),
-                    project_dir=self.project_dir,
-                )
-                worker, loop_generation = _Worker(ThreadCapture(), config), self.generation
-            self._call(worker, job)
+                worker, loop_generation = _Worker(ThreadCapture(), self._config()), self.generation
+            if self._is_async(job.call):
+                with self.cond:
+                    if job.state == "running":  # not answered at its deadline meanwhile
+                        runner.job = job.runner = None
+                        self._lend_locked(job)
+                        continue
+            else:
+                self._call(worker, job)
             with self.cond:
                 runner.job = None
-                left = self.running.get(job.call.key, 1) - 1
-                if left:
-                    self.running[job.call.key] = left
-                else:
-                    self.running.pop(job.call.key, None)
+                self._release_locked(job.call.key)
                 if runner.hung:  # answered at its deadline; a replacement took its place
                     self.hung -= 1
                     logger.warning("A timed-out snippet thread (%s) finished after all", job.call.key)
                     self._leave_locked(runner)
                     self.cond.notify_all()
                     break
-                if self.jobs and self.idle:
-                    # A job held back by its resource's cap may be runnable now; this thread takes one itself.
-                    self.cond.notify()
         _close_loop(worker)
+
+    def _config(self) -> WorkerConfig:
+        return WorkerConfig(
+            memory_limit_mb=self.memory_limit_mb,
+            output_limit=self.output_limit,
+            parent_pid=os.getpid(),
+            project_dir=self.project_dir,
+        )
+
+    # -- the async lane ------------------------------------------------------------------
+
+    def _is_async(self, call: Call) -> bool:
+        """Whether the call's entry is an `async def` (read off its source once, so later calls go straight
+        to the lane from `_submit`)."""
+        entry = (call.key, call.digest)
+        known = self.async_entries.get(entry)
+        if known is None:
+            known = declares_async_entry(call.source or "", call_kind(call).function or "read")
+            with self.cond:
+                if len(self.async_entries) >= _MAX_KNOWN_ENTRIES:
+                    self.async_entries.clear()
+                self.async_entries[entry] = known
+        return known
+
+    def _lend_locked(self, job: _Job) -> None:
+        """Run a started job on the async lane: no reader thread waits for it."""
+        if self.closed:
+            job.state = "done"
+            self._release_locked(job.call.key)
+            _settle(job, Failed("unavailable", messages.unavailable(job.call, "the snippet thread pool was closed")))
+            return
+        if self._lane is None:
+            self._lane = AsyncLane(output_limit=self.output_limit)
+        job.cancel = self._lane.start(
+            job.call,
+            config=self._config(),
+            generation=self.generation,
+            finished=functools.partial(self._on_lane_finished, job),
+        )
+
+    def _on_lane_finished(
+        self, job: _Job, reply: Reply | None, chunks: tuple[tuple[str, str], ...], started: float
+    ) -> None:
+        if chunks:
+            self._emit(job.call, started, chunks)
+        with self.cond:
+            answered = job.state == "done"
+            job.state = "done"
+            self._release_locked(job.call.key)
+        if answered:
+            return
+        if reply is None:  # cancelled as the pool closed
+            reply = Failed("unavailable", messages.unavailable(job.call, "the snippet thread pool was closed"))
+        _settle(job, reply)
 
     def _call(self, worker: _Worker, job: _Job) -> None:
         call = job.call
@@ -324,17 +423,33 @@ class ThreadCore:
                 if len(self.jobs) >= self.max_queued + self.idle:
                     answer = Failed("busy", messages.busy(call, len(self.jobs)))
                 else:
-                    self.jobs.append(job)
                     heapq.heappush(self.deadlines, (job.deadline, next(self._seq), job))
                     if self.deadlines[0][2] is job:
                         self._deadline_cond.notify()
-                    self.cond.notify()
-                    if not self._grow_armed and self._may_grow_locked():
-                        self._grow_armed = True
-                        self._deadline_cond.notify()
+                    lent = self._is_known_async(call)
+                    if lent and self._runnable_now_locked(call):
+                        # Its entry is an `async def` with room under its cap: no reader thread hands it on.
+                        self._begin_locked(job)
+                        self._lend_locked(job)
+                    elif lent:
+                        self.jobs.append(job)  # started from the lane by `_dispatch_locked` as a place frees
+                    else:
+                        self.jobs.append(job)
+                        self.cond.notify()
+                        if not self._grow_armed and self._may_grow_locked():
+                            self._grow_armed = True
+                            self._deadline_cond.notify()
         if answer is not None:
             job.state = "done"
             _settle(job, answer)
+
+    def _is_known_async(self, call: Call) -> bool:
+        return self.async_entries.get((call.key, call.digest), False)
+
+    def _runnable_now_locked(self, call: Call) -> bool:
+        if any(queued.call.key == call.key for queued in self.jobs):
+            return False  # behind its resource's queued calls, in order
+        return self.running.get(call.key, 0) < (self.per_resource or LANE_PER_RESOURCE)
 
     def _watch_deadlines(self) -> None:
         with self.cond:
@@ -361,9 +476,13 @@ class ThreadCore:
         if job.state == "queued":
             self.jobs.remove(job)
             reply = Failed("timeout", messages.timed_out_queued(call, job.timeout, now - job.submitted))
+        elif job.runner is None:  # on the async lane: cancelled, so it ends at its next await
+            assert job.cancel is not None
+            job.cancel()
+            reply = Failed("timeout", _cancelled(call, job.timeout))
+            logger.warning("Async snippet %s timed out and was cancelled", call.key)
         else:
             runner = job.runner
-            assert runner is not None
             runner.hung = True
             self.hung += 1
             self.hung_total += 1
@@ -387,8 +506,15 @@ class ThreadCore:
                 job.state = "done"
             self.cond.notify_all()
             self._deadline_cond.notify_all()
+            lane, self._lane = self._lane, None
+        if lane is not None:
+            lane.close()  # what runs there is cancelled and answered unavailable
         for job in jobs:
             _settle(job, Failed("unavailable", messages.unavailable(job.call, "the snippet thread pool was closed")))
+
+
+def _cancelled(call: Call, timeout: float) -> str:
+    return f"{messages.subject(call)} timed out after {timeout:g} s and was cancelled"
 
 
 def _timed_out(call: Call, timeout: float, hung: int) -> str:

@@ -10,7 +10,9 @@ server's memory, interpreter and process, so a crash, `os._exit`, a memory
 blow-up or a patched module takes or changes the whole server, and a thread
 cannot be killed: at its deadline the caller is answered, the thread is
 reported, counted as hung and replaced (up to `MAX_HUNG_THREADS` at once),
-and runs on until its snippet returns. Snippets run in the server's working
+and runs on until its snippet returns. An `async def` entry runs on the async
+lane instead (`resources_qt.snippets.thread_async`): many at once on one loop,
+holding no thread, cancelled at its deadline. Snippets run in the server's working
 directory (`PROJECT_DIR` still names the project's folder). For trusted
 projects only; `resource-studio serve` uses it for `[server] readers = "thread"`.
 """

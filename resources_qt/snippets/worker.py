@@ -49,10 +49,10 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Generator, Iterable
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 from resources_qt.content import to_contents
 from resources_qt.errors import NotFound, ReaderFailedError
@@ -86,6 +86,13 @@ from resources_qt.snippets.runtime import (
 )
 
 __all__ = ["MAX_COMPLETIONS", "worker_main"]
+
+_T = TypeVar("_T")
+
+Steps = Generator[Awaitable[object], object, _T]
+"""A call's work: it yields what a snippet returned to be awaited, is sent the result, returns the answer."""
+
+Answer = ReadDone | CompleteDone | ValueDone | Failed | NeedSource
 
 MAX_COMPLETIONS = 10_000
 """Values a completion snippet may send back. MCP shows a client at most 100; the server sends the first
@@ -179,18 +186,56 @@ class _Worker:
         self._runtime = SnippetRuntime()
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    def handle(self, call: Call) -> ReadDone | CompleteDone | ValueDone | Failed | NeedSource:
+    def handle(self, call: Call) -> Answer:
+        """Answer `call`; what an async snippet returns runs to completion on this worker's own loop."""
+        steps = self._steps(call)
+        outcome: object = None
+        error: BaseException | None = None
+        while True:
+            try:
+                awaitable = steps.send(outcome) if error is None else steps.throw(error)
+            except StopIteration as done:
+                answer: Answer = done.value
+                return answer
+            try:
+                outcome, error = self._event_loop().run_until_complete(_await(awaitable)), None
+            except BaseException as exc:  # the snippet's own failure: `_steps` answers for it
+                outcome, error = None, exc
+
+    async def handle_async(self, call: Call) -> Answer:
+        """As `handle`, awaiting on the running loop: many calls overlap there (the thread readers' async loop).
+
+        Cancelled (at its deadline, or as the pool closes), it raises CancelledError and answers nothing.
+        """
+        steps = self._steps(call)
+        outcome: object = None
+        error: BaseException | None = None
+        while True:
+            try:
+                awaitable = steps.send(outcome) if error is None else steps.throw(error)
+            except StopIteration as done:
+                answer: Answer = done.value
+                return answer
+            try:
+                outcome, error = await awaitable, None
+            except asyncio.CancelledError:
+                steps.close()
+                raise
+            except BaseException as exc:
+                outcome, error = None, exc
+
+    def _steps(self, call: Call) -> Steps[Answer]:
         name = call_kind(call).function or "read"  # a kind without an entry is never sent (the pool refuses)
         self._capture.begin(call.key)
         try:
             self._runtime.sync_prelude(call.prelude_digest, call.prelude)
             fn = self._runtime.function(name, call.key, call.digest, call.source)
             if isinstance(call, ReadCall):
-                return self._read(call, fn)
+                return (yield from self._read(call, fn))
             if isinstance(call, EntryCall):
-                return self._value(call, fn)
+                return (yield from self._value(call, fn))
             assert isinstance(call, CompleteCall)
-            return self._complete(call, fn)
+            return (yield from self._complete(call, fn))
         except MissingSource as missing:
             return NeedSource("prelude" if missing.what == "prelude" else "snippet")
         except NotFound as exc:  # nothing exists at this URI: not a failure of the snippet
@@ -201,6 +246,8 @@ class _Worker:
             return Failed("memory", messages.out_of_memory(call, self._config.memory_limit_mb))
         except SystemExit as exc:
             return Failed("exit", messages.sys_exit(call, exc.code))
+        except GeneratorExit:
+            raise  # handle_async was cancelled: nothing to answer
         except BaseException as exc:
             self._capture.note(format_snippet_traceback(exc))
             return Failed(
@@ -223,17 +270,17 @@ class _Worker:
         if cause is not None:
             self._capture.note(format_snippet_traceback(cause))
 
-    def _read(self, call: ReadCall, fn: Callable[..., Any]) -> ReadDone | Failed:
+    def _read(self, call: ReadCall, fn: Callable[..., Any]) -> Steps[ReadDone | Failed]:
         with reading(ReadContext(call.uri, call.mime_type)):
-            result = self._resolve(fn(call.uri, dict(call.params)))
+            result = yield from _awaited(fn(call.uri, dict(call.params)))
         try:
             contents = to_contents(result, uri=call.uri, mime_type=call.mime_type)
         except ReaderFailedError as exc:  # None, empty bytes, or not content at all
             return Failed("result", exc.message)
         return ReadDone([(c.uri, c.mime_type, c.text, c.blob, c.meta) for c in contents])
 
-    def _complete(self, call: CompleteCall, fn: Callable[..., Any]) -> CompleteDone:
-        result = self._resolve(fn(call.variable, call.value, dict(call.context)))
+    def _complete(self, call: CompleteCall, fn: Callable[..., Any]) -> Steps[CompleteDone]:
+        result = yield from _awaited(fn(call.variable, call.value, dict(call.context)))
         if result is None:
             return CompleteDone([])
         if isinstance(result, str) or not isinstance(result, Iterable):
@@ -245,21 +292,16 @@ class _Worker:
                 break
         return CompleteDone(values)
 
-    def _value(self, call: EntryCall, fn: Callable[..., Any]) -> ValueDone | Failed:
+    def _value(self, call: EntryCall, fn: Callable[..., Any]) -> Steps[ValueDone | Failed]:
         """The entry's result as JSON text, refused here past its kind's caps: only the size is sent."""
         kind = call_kind(call)
-        result = self._resolve(fn(*call.args))
+        result = yield from _awaited(fn(*call.args))
         if kind.max_items and isinstance(result, list) and len(result) > kind.max_items:
             return Failed("result", kind.too_many(len(result)))
         text = _dumps(result, default=str)
         if kind.max_bytes and len(text) > kind.max_bytes:
             return Failed("result", kind.too_large(len(text)))
         return ValueDone(text)
-
-    def _resolve(self, result: object) -> object:
-        if not inspect.isawaitable(result):
-            return result
-        return self._event_loop().run_until_complete(_await(result))
 
     def _event_loop(self) -> asyncio.AbstractEventLoop:
         # One loop per worker, kept between calls, so module-level async
@@ -272,6 +314,13 @@ class _Worker:
 
 async def _await(awaitable: Awaitable[object]) -> object:
     return await awaitable
+
+
+def _awaited(result: object) -> Steps[object]:
+    """`result`, or what it gives once awaited: the driver (`handle` or `handle_async`) awaits it."""
+    if not inspect.isawaitable(result):
+        return result
+    return (yield result)
 
 
 def _stream(name: str) -> Stream:

@@ -179,3 +179,37 @@ async def test_http_thread_mode_says_so_and_prints_stay_off_stdout(tmp_path: Pat
     rest = process.stderr.read()
     process.stderr.close()
     assert rest.count("stdout: said hello") == 2 and rest.count("stderr: to stderr") == 2
+
+
+async def test_async_readers_overlap_past_the_one_thread_and_are_cancelled_at_their_deadline(tmp_path: Path) -> None:
+    meet = (
+        "import asyncio\nSTATE = {}\n\nasync def read(uri, params):\n"
+        "    arrived = STATE.setdefault('arrived', asyncio.Event())\n"
+        "    STATE['count'] = STATE.get('count', 0) + 1\n"
+        "    if STATE['count'] == 6:\n        arrived.set()\n"
+        "    await asyncio.wait_for(arrived.wait(), 5)\n    return 'met ' + params['n']\n"
+    )
+    stuck = "import asyncio\n\nasync def read(uri, params):\n    await asyncio.sleep(30)\n    return 'late'\n"
+    project = _project(reader_timeout=2.0)
+    project.resources += [_spec("meet", meet, uri_template="demo://meet/{n}"), _spec("stuck", stuck)]
+    path = save_project(project, tmp_path / "p.toml")
+    texts: list[str] = []
+    async with connect(_stdio(path), "2026-07-28") as client:
+
+        async def read(n: int) -> None:
+            answer = await client.read_resource(f"demo://meet/{n}", cache_mode="bypass")
+            texts.append(answer.contents[0].text)
+
+        # One reader thread ("workers": 1): six reads are answered only if all six wait at once.
+        async with anyio.create_task_group() as group:
+            for n in range(6):
+                group.start_soon(read, n)
+        started = time.monotonic()
+        with pytest.raises(MCPError) as late:
+            await client.read_resource("demo://stuck", cache_mode="bypass")
+        waited = time.monotonic() - started
+        after = await client.read_resource("demo://greeting", cache_mode="bypass")
+    assert sorted(texts) == [f"met {n}" for n in range(6)]
+    assert late.value.code == -32000 and "timed out after 2 s and was cancelled" in late.value.message
+    assert waited < 20  # answered at the deadline, not when the 30 s sleep would have ended
+    assert after.contents[0].text == "hello"  # the one thread was never held
