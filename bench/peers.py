@@ -21,7 +21,7 @@ import uvicorn
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.sdk_server import SMALL_TEXT, SMALL_URI
-from bench.slow_readers import ASYNC_URI, SYNC_URI, async_read, sync_read
+from bench.slow_readers import API_URI, ASYNC_URI, SYNC_URI, api_read, async_read, sync_read
 
 PEERS: dict[str, str] = {
     "sdk": "SDK MCPServer, production (json_response, stateless_http; httptools, uvloop)",
@@ -50,6 +50,7 @@ def _sdk(production: bool) -> Any:
 
     server.resource(SYNC_URI, name="slow_sync", mime_type="text/plain")(sync_read)
     server.resource(ASYNC_URI, name="slow_async", mime_type="text/plain")(async_read)
+    server.resource(API_URI, name="slow_api", mime_type="text/plain")(api_read)
     if production:
         return server.streamable_http_app(host="127.0.0.1", json_response=True, stateless_http=True)
     return server.streamable_http_app(host="127.0.0.1")
@@ -66,6 +67,7 @@ def _fastmcp(production: bool) -> Any:
 
     mcp.resource(SYNC_URI, name="slow_sync", mime_type="text/plain")(sync_read)
     mcp.resource(ASYNC_URI, name="slow_async", mime_type="text/plain")(async_read)
+    mcp.resource(API_URI, name="slow_api", mime_type="text/plain")(api_read)
     if production:
         return mcp.http_app(path="/mcp", json_response=True, stateless_http=True)
     return mcp.http_app(path="/mcp")

@@ -1,5 +1,8 @@
 """Slow readers under `wrk`: 1 ms of blocking and of awaited I/O per read, ours vs the peers at 16 connections.
 
+A third reader awaits 20 ms, as a call to an upstream API would: there the reads a server overlaps set the
+pace, not its CPU (no goal of the issue; it shows what the thread mode's async lane is for).
+
 `python -m bench.slow_wrk [--quick]` prints the rows; `python bench/run.py --only slow` writes them into
 bench/results.md.
 
@@ -35,18 +38,30 @@ from bench.read_wrk import (
     start_server,
 )
 from bench.rpc_client import ACCEPT, PROTOCOL
-from bench.slow_readers import ASYNC_READER, ASYNC_URI, IO_SECONDS, SYNC_READER, SYNC_URI
+from bench.slow_readers import (
+    API_READER,
+    API_SECONDS,
+    API_URI,
+    ASYNC_READER,
+    ASYNC_URI,
+    IO_SECONDS,
+    SYNC_READER,
+    SYNC_URI,
+)
 from resources_qt.project import Project, ResourceSpec, ServerSettings, save_project
 
 CONNECTIONS = 16
-READERS = {"sync": SYNC_URI, "async": ASYNC_URI}
+READERS = {"sync": SYNC_URI, "async": ASYNC_URI, "api": API_URI}
+GOALS = ("sync", "async")
+"""The readers with a goal in issue 28 (1 ms of I/O); "api" is shown beside them."""
 SERVERS = {"ours": "ours, process mode (workers auto)", "threads": "ours, thread mode (`--readers thread`)",
            "sdk": "SDK MCPServer, production", "fastmcp": "FastMCP, production"}
 
 
 def _project(path: Path) -> Path:
     specs = [ResourceSpec(name="slow_sync", uri=SYNC_URI, mime_type="text/plain", reader=SYNC_READER),
-             ResourceSpec(name="slow_async", uri=ASYNC_URI, mime_type="text/plain", reader=ASYNC_READER)]
+             ResourceSpec(name="slow_async", uri=ASYNC_URI, mime_type="text/plain", reader=ASYNC_READER),
+             ResourceSpec(name="slow_api", uri=API_URI, mime_type="text/plain", reader=API_READER)]
     return save_project(Project(server=ServerSettings(name="studio-slow-bench"), resources=specs), path)
 
 
@@ -99,7 +114,8 @@ def measure(quick: bool) -> tuple[Runs, list[str]]:
 
 
 def _table(runs: Runs, names: list[str]) -> str:
-    lines = [f"### Slow readers ({IO_SECONDS * 1000:g} ms of I/O per read), {CONNECTIONS} connections", "",
+    lines = [f"### Slow readers ({IO_SECONDS * 1000:g} ms of I/O per read; api awaits {API_SECONDS * 1000:g} ms), "
+             f"{CONNECTIONS} connections", "",
              "| era | reader | server | reads/s | p50 ms | p99 ms | ours (process) ÷ it | errors |",
              "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |"]
     for era in ERAS:
@@ -129,11 +145,14 @@ def run(quick: bool) -> list[Row]:
                 ratio = _ratio(per[mode], per["sdk"], "rps")
                 first = not rows
                 label = "process mode" if mode == "ours" else "thread mode"
+                wait = f"{reader} reader with {IO_SECONDS * 1000:g} ms I/O" if reader in GOALS else (
+                    f"async reader awaiting {API_SECONDS * 1000:g} ms (an upstream API)")
+                least = 1.0 if mode == "ours" else 1.2
                 rows.append(Row(key=f"slow_{reader}_read_rps_ratio_vs_sdk_{mode}{_suffix(era)}",
-                                label=f"reads/s, {reader} reader with {IO_SECONDS * 1000:g} ms I/O, ours {label} vs "
-                                      f"SDK production (wrk, {_era_name(era)}, {CONNECTIONS} conn)",
-                                value=ratio, unit="x", goal=">= 1.0" if mode == "ours" else ">= 1.2",
-                                met=ratio >= (1.0 if mode == "ours" else 1.2),
+                                label=f"reads/s, {wait}, ours {label} vs SDK production (wrk, {_era_name(era)}, "
+                                      f"{CONNECTIONS} conn)",
+                                value=ratio, unit="x", goal=f">= {least}" if reader in GOALS else "",
+                                met=ratio >= least if reader in GOALS else None,
                                 markdown=markdown if first else "", extra=extra))
     return rows
 
