@@ -188,41 +188,29 @@ class _Worker:
 
     def handle(self, call: Call) -> Answer:
         """Answer `call`; what an async snippet returns runs to completion on this worker's own loop."""
-        steps = self._steps(call)
-        outcome: object = None
-        error: BaseException | None = None
-        while True:
+        steps, sent = self._steps(call), _Sent()
+        while (awaitable := sent.advance(steps)) is not None:
             try:
-                awaitable = steps.send(outcome) if error is None else steps.throw(error)
-            except StopIteration as done:
-                answer: Answer = done.value
-                return answer
-            try:
-                outcome, error = self._event_loop().run_until_complete(_await(awaitable)), None
+                sent.value = self._event_loop().run_until_complete(_await(awaitable))
             except BaseException as exc:  # the snippet's own failure: `_steps` answers for it
-                outcome, error = None, exc
+                sent.error = exc
+        return sent.answer
 
     async def handle_async(self, call: Call) -> Answer:
         """As `handle`, awaiting on the running loop: many calls overlap there (the thread readers' async loop).
 
         Cancelled (at its deadline, or as the pool closes), it raises CancelledError and answers nothing.
         """
-        steps = self._steps(call)
-        outcome: object = None
-        error: BaseException | None = None
-        while True:
+        steps, sent = self._steps(call), _Sent()
+        while (awaitable := sent.advance(steps)) is not None:
             try:
-                awaitable = steps.send(outcome) if error is None else steps.throw(error)
-            except StopIteration as done:
-                answer: Answer = done.value
-                return answer
-            try:
-                outcome, error = await awaitable, None
+                sent.value = await awaitable
             except asyncio.CancelledError:
                 steps.close()
                 raise
             except BaseException as exc:
-                outcome, error = None, exc
+                sent.error = exc
+        return sent.answer
 
     def _steps(self, call: Call) -> Steps[Answer]:
         name = call_kind(call).function or "read"  # a kind without an entry is never sent (the pool refuses)
@@ -310,6 +298,24 @@ class _Worker:
             self._loop = asyncio.new_event_loop()
             asyncio.set_event_loop(self._loop)
         return self._loop
+
+
+class _Sent:
+    """What a driver sends back into a call's steps: the awaited value or the error it raised; then the answer."""
+
+    def __init__(self) -> None:
+        self.value: object = None
+        self.error: BaseException | None = None
+        self.answer: Answer = Failed("internal", "the call gave no answer")
+
+    def advance(self, steps: Steps[Answer]) -> Awaitable[object] | None:
+        """The next awaitable of `steps`, or None once they answered (then in `answer`)."""
+        value, error, self.value, self.error = self.value, self.error, None, None
+        try:
+            return steps.send(value) if error is None else steps.throw(error)
+        except StopIteration as done:
+            self.answer = done.value
+            return None
 
 
 async def _await(awaitable: Awaitable[object]) -> object:

@@ -165,7 +165,10 @@ def test_closing_the_pool_stops_a_held_worker(loop_thread: _LoopThread) -> None:
             os.kill(pid, 0)
         except ProcessLookupError:
             return True
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            return stat.read().split(") ")[1].startswith("Z")  # a zombie awaiting its reaper
+        try:
+            with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+                return stat.read().split(") ")[1].startswith("Z")  # a zombie awaiting its reaper
+        except (ProcessLookupError, FileNotFoundError):  # reaped between the two looks
+            return True
 
     eventually(gone, 30, what="the held worker stopped")
