@@ -52,6 +52,9 @@ LANE_PER_RESOURCE = 64
 """Calls of one `async def` reader on the async lane at once under `resource_concurrency = "auto"`: they hold
 no thread, so the threads' share does not apply; a number set for the resource does."""
 
+_MOST_BACKOFF = 4
+"""Looks that found a thread free stretch the next one up to 2**4 times `GROW_AFTER_SECONDS` (80 ms)."""
+
 _MAX_KNOWN_ENTRIES = 4096
 """Sources whose entry kind (`async def` or not) is remembered; past that the memory starts over."""
 
@@ -140,6 +143,7 @@ class ThreadCore:
         self.calls = 0
         self.deadlines: list[tuple[float, int, _Job]] = []
         self._grow_armed = False  # the deadline thread will look whether every thread is held by a long job
+        self._free_looks = 0  # looks in a row that found a thread between jobs
         self._seq = itertools.count()
         self._numbers = itertools.count(1)
         self.listeners: list[OutputListener] = []
@@ -186,11 +190,15 @@ class ThreadCore:
     def _grow_wait_locked(self, now: float) -> float | None:
         """Start a thread if every one is held by a long job; seconds until the next look, or None."""
         if not self._may_grow_locked():
+            self._free_looks = 0
             return None
         active = self.active_locked()
         began = [runner.job.began for runner in active if runner.job is not None]
         if len(began) < len(active):  # one is between jobs: it takes the next one itself
-            return GROW_AFTER_SECONDS
+            # Fast reads keep a queue and a thread between jobs: look less often, each look costs the GIL.
+            self._free_looks = min(self._free_looks + 1, _MOST_BACKOFF)
+            return GROW_AFTER_SECONDS * (1 << self._free_looks)
+        self._free_looks = 0
         held = now - max(began)
         if held < GROW_AFTER_SECONDS:
             return GROW_AFTER_SECONDS - held
