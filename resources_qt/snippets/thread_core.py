@@ -52,6 +52,9 @@ LANE_PER_RESOURCE = 64
 """Calls of one `async def` reader on the async lane at once under `resource_concurrency = "auto"`: they hold
 no thread, so the threads' share does not apply; a number set for the resource does."""
 
+_HEAP_SLACK = 64
+"""Answered jobs the deadline heap may hold beyond twice the live ones before it is rebuilt without them."""
+
 _MOST_BACKOFF = 4
 """Looks that found a thread free stretch the next one up to 2**4 times `GROW_AFTER_SECONDS` (80 ms)."""
 
@@ -431,9 +434,7 @@ class ThreadCore:
                 if len(self.jobs) >= self.max_queued + self.idle:
                     answer = Failed("busy", messages.busy(call, len(self.jobs)))
                 else:
-                    heapq.heappush(self.deadlines, (job.deadline, next(self._seq), job))
-                    if self.deadlines[0][2] is job:
-                        self._deadline_cond.notify()
+                    self._push_deadline_locked(job)
                     lent = self._is_known_async(call)
                     if lent and self._runnable_now_locked(call):
                         # Its entry is an `async def` with room under its cap: no reader thread hands it on.
@@ -450,6 +451,17 @@ class ThreadCore:
         if answer is not None:
             job.state = "done"
             _settle(job, answer)
+
+    def _push_deadline_locked(self, job: _Job) -> None:
+        deadlines = self.deadlines
+        if len(deadlines) > 2 * (len(self.jobs) + sum(self.running.values())) + _HEAP_SLACK:
+            # Answered jobs stay in the heap until they reach its top (removal is O(n)); kept to a bounded share
+            # of it, they are never popped in one long burst under the lock (20,000 after 5 s of fast reads).
+            deadlines[:] = [entry for entry in deadlines if entry[2].state != "done"]
+            heapq.heapify(deadlines)
+        heapq.heappush(deadlines, (job.deadline, next(self._seq), job))
+        if deadlines[0][2] is job:
+            self._deadline_cond.notify()
 
     def _is_known_async(self, call: Call) -> bool:
         return self.async_entries.get((call.key, call.digest), False)
