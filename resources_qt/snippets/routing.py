@@ -109,7 +109,7 @@ def install_output_routing() -> None:
 
 
 class ThreadCapture(OutputCapture):
-    """The worker's capture as `_Worker` uses it (`begin`, `note`), writing to the current call's output."""
+    """The worker's capture as `CallRunner` uses it (`begin`, `note`), writing to the current call's output."""
 
     def __init__(self) -> None:
         super().__init__(forward=lambda key, stream, text: None, limit=0)

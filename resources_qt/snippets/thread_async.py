@@ -11,9 +11,9 @@ import time
 from collections.abc import Callable
 
 from resources_qt.snippets import messages
+from resources_qt.snippets.call_runner import CallRunner
 from resources_qt.snippets.protocol import Call, Failed, NeedSource, Reply, WorkerConfig
 from resources_qt.snippets.routing import Collected, ThreadCapture, route
-from resources_qt.snippets.worker import _Worker
 
 __all__ = ["AsyncLane", "Finished", "declares_async_entry"]
 
@@ -51,7 +51,7 @@ class AsyncLane:
     def __init__(self, *, output_limit: int) -> None:
         self._output_limit = output_limit
         self._loop = asyncio.new_event_loop()
-        self._worker: _Worker | None = None
+        self._worker: CallRunner | None = None
         self._generation = -1
         self._entries: set[_Entry] = set()  # on the loop's thread only
         self._closing = False  # on the loop's thread only
@@ -127,7 +127,7 @@ class AsyncLane:
         call = entry.call
         if self._worker is None or entry.generation != self._generation:
             # A new project folder: fresh snippet modules see the new PROJECT_DIR, as the reader threads' do.
-            self._worker, self._generation = _Worker(ThreadCapture(), entry.config), entry.generation
+            self._worker, self._generation = CallRunner(ThreadCapture(), entry.config), entry.generation
         worker = self._worker
         collected = Collected(self._output_limit)
         route.set(collected)  # this task's own context: only this call's prints land here

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 from resources_qt.errors import ReaderFailedError
 from resources_qt.snippets import messages
+from resources_qt.snippets.call_runner import CallRunner
 from resources_qt.snippets.dispatch import OutputListener
 from resources_qt.snippets.namespace import set_project_dir
 from resources_qt.snippets.output import ReadOutputListener, SnippetOutput
@@ -36,7 +37,6 @@ from resources_qt.snippets.protocol import (
 )
 from resources_qt.snippets.routing import Collected, ThreadCapture, install_output_routing, route
 from resources_qt.snippets.thread_async import AsyncLane, declares_async_entry
-from resources_qt.snippets.worker import _Worker
 
 __all__ = ["MAX_HUNG_THREADS", "ThreadCore"]
 
@@ -282,7 +282,7 @@ class ThreadCore:
             self.runners.remove(runner)
 
     def _run(self, runner: _Runner) -> None:
-        worker: _Worker | None = None
+        worker: CallRunner | None = None
         loop_generation = -1
         while True:
             job = self._take(runner)
@@ -290,7 +290,7 @@ class ThreadCore:
                 break
             if worker is None or loop_generation != self.generation:
                 # A new project folder: fresh snippet modules see the new PROJECT_DIR, as new workers would.
-                worker, loop_generation = _Worker(ThreadCapture(), self._config()), self.generation
+                worker, loop_generation = CallRunner(ThreadCapture(), self._config()), self.generation
             if self._is_async(job.call):
                 with self.cond:
                     if job.state == "running":  # not answered at its deadline meanwhile
@@ -364,7 +364,7 @@ class ThreadCore:
             reply = Failed("unavailable", messages.unavailable(job.call, "the snippet thread pool was closed"))
         _settle(job, reply)
 
-    def _call(self, worker: _Worker, job: _Job) -> None:
+    def _call(self, worker: CallRunner, job: _Job) -> None:
         call = job.call
         collected = Collected(self.output_limit)
         started = time.time()
@@ -580,7 +580,7 @@ def _quietly(listener: Callable[..., None], *args: Any) -> None:
         logger.exception("A snippet output listener failed")
 
 
-def _close_loop(worker: _Worker | None) -> None:
+def _close_loop(worker: CallRunner | None) -> None:
     loop: asyncio.AbstractEventLoop | None = getattr(worker, "_loop", None)
     if loop is not None and not loop.is_closed():
         with contextlib.suppress(Exception):

@@ -3,7 +3,7 @@
 Same snippet contract as the worker processes (the helpers, the prelude,
 `PROJECT_DIR`, sync and async `read`, `complete`, `instances`), same hot
 reload (a new source digest loads the new version on the next call, through
-`resources_qt.snippets.runtime.SnippetRuntime`: the worker's own `_Worker`
+`resources_qt.snippets.runtime.SnippetRuntime`: `resources_qt.snippets.call_runner.CallRunner`
 runs each call), same per-call output capture, same bounded queue and
 timeouts counted from submission. What it takes away: a snippet shares the
 server's memory, interpreter and process, so a crash, `os._exit`, a memory

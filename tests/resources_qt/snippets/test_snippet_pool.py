@@ -15,7 +15,7 @@ from snippet_support import complete, healthy, read, read_text
 from resources_qt.content import ResourceContent
 from resources_qt.errors import ReaderFailedError, ValidationError
 from resources_qt.snippets import SnippetPool
-from resources_qt.snippets.worker import MAX_COMPLETIONS
+from resources_qt.snippets.call_runner import MAX_COMPLETIONS
 
 
 def test_returns_convert_like_the_core(pool: SnippetPool) -> None:
