@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -117,3 +118,15 @@ def test_sync_and_async_entries_are_told_apart_from_the_source_alone() -> None:
     assert not declares_async_entry("async def complete(v, value, ctx):\n    pass\n", "read")
     assert declares_async_entry("async def complete(v, value, ctx):\n    pass\n", "complete")
     assert not declares_async_entry("async def read(:\n", "read")  # the call itself says it cannot compile
+
+
+def test_an_async_reader_that_blocks_its_loop_is_still_answered_at_its_deadline(readers: ThreadReaders) -> None:
+    blocking = "import time\n\nasync def read(uri, params):\n    time.sleep(4)\n    return 'late'\n"
+    stuck = readers.submit_read(key="blocks", source=blocking, uri="demo://blocks", params={}, timeout=0.3)
+    started = time.monotonic()
+    with pytest.raises(ReaderFailedError, match="was cancelled"):
+        stuck.result(10)
+    assert time.monotonic() - started < 3  # at the deadline, not when the sleep ends
+    # Sync readers run in the reader threads, not on the blocked lane.
+    plain = "def read(uri, params):\n    return 'ok'\n"
+    assert readers.submit_read(key="sync", source=plain, uri="demo://s", params={}).result(10)[0].text == "ok"
