@@ -238,17 +238,22 @@ class ThreadCore:
                     runner.retiring = True  # a spare that found nothing to do for SPARE_IDLE_SECONDS
 
     def _first_runnable_locked(self) -> _Job | None:
-        cap = self._cap_locked()
         for job in self.jobs:
-            limit = cap if self.per_resource or not self._is_known_async(job.call) else LANE_PER_RESOURCE
-            if self.running.get(job.call.key, 0) < limit:
+            if self._has_room_locked(job.call):
                 return job
         return None
 
-    def _cap_locked(self) -> int:
-        """Calls of one resource running at once in reader threads (`resource_concurrency`)."""
-        auto = self.most > self.workers  # only "auto" grows
-        return self.per_resource or auto_per_resource(workers=self.workers, most=self.most, auto=auto)
+    def _has_room_locked(self, call: Call) -> bool:
+        """Whether another call of `call`'s resource may run now (`resource_concurrency`): in the reader
+        threads "auto" is the threads' share, on the async lane `LANE_PER_RESOURCE`."""
+        cap = self.per_resource
+        if not cap:
+            if self._is_known_async(call):
+                cap = LANE_PER_RESOURCE
+            else:
+                auto = self.most > self.workers  # only "auto" grows
+                cap = auto_per_resource(workers=self.workers, most=self.most, auto=auto)
+        return self.running.get(call.key, 0) < cap
 
     def _begin_locked(self, job: _Job) -> None:
         job.state, job.began = "running", time.monotonic()
@@ -263,19 +268,20 @@ class ThreadCore:
         self._dispatch_locked()  # a job held back by its resource's cap may be runnable now
 
     def _dispatch_locked(self) -> None:
-        """Start runnable queued calls of `async def` entries on the lane; wake a thread for any other."""
-        while self.jobs:
-            job = self._first_runnable_locked()
-            if job is None:
-                return
-            if not self._is_known_async(job.call):
-                if self.idle:
-                    self.cond.notify()
-                return
-            # Straight to the lane: a reader thread would only hand it on (one more wake-up per read).
-            self.jobs.remove(job)
-            self._begin_locked(job)
-            self._lend_locked(job)
+        """Start every runnable queued call of an `async def` entry on the lane (a reader thread would only
+        hand it on: one more wake-up a read); wake a thread if another call is runnable."""
+        runnable_in_threads = False
+        for job in list(self.jobs):
+            if not self._has_room_locked(job.call):
+                continue
+            if self._is_known_async(job.call):
+                self.jobs.remove(job)
+                self._begin_locked(job)
+                self._lend_locked(job)
+            else:
+                runnable_in_threads = True
+        if runnable_in_threads and self.idle:
+            self.cond.notify()
 
     def _leave_locked(self, runner: _Runner) -> None:
         with contextlib.suppress(ValueError):
@@ -436,7 +442,7 @@ class ThreadCore:
                 else:
                     self._push_deadline_locked(job)
                     lent = self._is_known_async(call)
-                    if lent and self._runnable_now_locked(call):
+                    if lent and self._next_in_line_locked(call) and self._has_room_locked(call):
                         # Its entry is an `async def` with room under its cap: no reader thread hands it on.
                         self._begin_locked(job)
                         self._lend_locked(job)
@@ -466,10 +472,9 @@ class ThreadCore:
     def _is_known_async(self, call: Call) -> bool:
         return self.async_entries.get((call.key, call.digest), False)
 
-    def _runnable_now_locked(self, call: Call) -> bool:
-        if any(queued.call.key == call.key for queued in self.jobs):
-            return False  # behind its resource's queued calls, in order
-        return self.running.get(call.key, 0) < (self.per_resource or LANE_PER_RESOURCE)
+    def _next_in_line_locked(self, call: Call) -> bool:
+        """No call of its resource waits before it (a resource's calls start in order)."""
+        return not any(queued.call.key == call.key for queued in self.jobs)
 
     def _watch_deadlines(self) -> None:
         with self.cond:
