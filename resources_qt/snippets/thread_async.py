@@ -54,7 +54,6 @@ class AsyncLane:
         self._worker: CallRunner | None = None
         self._generation = -1
         self._entries: set[_Entry] = set()  # on the loop's thread only
-        self._closing = False  # on the loop's thread only
         self._lock = threading.Lock()
         self._closed = False
         self._thread = threading.Thread(target=self._serve, name="snippet-thread-async", daemon=True)
@@ -95,9 +94,7 @@ class AsyncLane:
             self._loop.close()
 
     def _begin(self, entry: _Entry) -> None:
-        if self._closing:
-            entry.finish(None, (), time.time())
-            return
+        # Never after `_shut_down`: `start` refuses once `close` has scheduled it, and callbacks run in order.
         entry.task = self._loop.create_task(self._run(entry))
         self._entries.add(entry)
         # Also for a task cancelled before its first step, which never enters `_run`.
@@ -112,7 +109,6 @@ class AsyncLane:
             entry.task.cancel()
 
     def _shut_down(self) -> None:
-        self._closing = True
         tasks = [entry.task for entry in self._entries if entry.task is not None]
         for task in tasks:
             task.cancel()
