@@ -20,10 +20,16 @@ API_URI = "bench://slow-api"
 
 SYNC_READER = (f"import time\n\ndef read(uri, params):\n    time.sleep({IO_SECONDS})\n"
                f"    return {SMALL_TEXT!r}\n")
-ASYNC_READER = (f"import asyncio\n\nasync def read(uri, params):\n    await asyncio.sleep({IO_SECONDS})\n"
-                f"    return {SMALL_TEXT!r}\n")
-API_READER = (f"import asyncio\n\nasync def read(uri, params):\n    await asyncio.sleep({API_SECONDS})\n"
-              f"    return {SMALL_TEXT!r}\n")
+
+
+def _awaiting(seconds: float) -> str:
+    """Our snippet that awaits `seconds`, then answers the peers' text."""
+    return (f"import asyncio\n\nasync def read(uri, params):\n    await asyncio.sleep({seconds})\n"
+            f"    return {SMALL_TEXT!r}\n")
+
+
+ASYNC_READER = _awaiting(IO_SECONDS)
+API_READER = _awaiting(API_SECONDS)
 """Our snippets; `sync_read`, `async_read` and `api_read` are the same readers as the peers declare them."""
 
 
