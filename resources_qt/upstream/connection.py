@@ -32,6 +32,11 @@ __all__ = ["RECONNECT_DELAYS_S", "UpstreamConnection", "Upstreams"]
 logger = logging.getLogger(__name__)
 
 RECONNECT_DELAYS_S = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
+
+CLIENT_BACKSTOP_S = 1.0
+"""How much later than the upstream's `timeout` its client's own (the SDK's) request timeout falls. The two
+were equal and raced: under load the SDK's "Request timed out (-32001)" answered first instead of ours,
+which names the upstream and its timeout."""
 """Waits before connecting again to an upstream that went away while its updates are wanted."""
 UPDATED = "notifications/resources/updated"
 
@@ -127,7 +132,7 @@ class UpstreamConnection:
             ready: concurrent.futures.Future[None] = concurrent.futures.Future()
             made: list[RemoteClient] = []  # the client's events name it; it exists before any event comes
             client = RemoteClient(target, on_event=lambda event: self._on_event(made[0], ready, event),
-                                  timeout_s=spec.timeout, name=f"upstream-{spec.name}")  # fmt: skip
+                                  timeout_s=spec.timeout + CLIENT_BACKSTOP_S, name=f"upstream-{spec.name}")  # fmt: skip
             made.append(client)
             if self._client is not None:
                 self._client.close()
