@@ -9,7 +9,6 @@ import math
 import os
 import pickle
 import select
-import struct
 import time
 from collections.abc import Callable
 from multiprocessing.connection import Connection
@@ -50,9 +49,7 @@ write and read on the worker's socket pair: 19.5 us with 256 KiB, 3.8 with 64); 
 more callbacks."""
 _DEATH_GRACE = 2.0
 """How long to wait for a worker's exit status after its pipe closed."""
-_SIZE = struct.Struct("!i")
 _PROTOCOL = pickle.HIGHEST_PROTOCOL
-_BIG_SIZE = struct.Struct("!Q")
 _poll = getattr(select, "poll", None)
 _POLLIN = getattr(select, "POLLIN", 1)
 
@@ -263,22 +260,7 @@ class Channel:
             self._on_message(message)
 
     def _next_frame(self) -> bytes | None:
-        buffer = self._buffer
-        if len(buffer) < 4:
-            return None
-        (size,) = _SIZE.unpack_from(buffer)
-        start = 4
-        if size == -1:  # multiprocessing's framing of a message over 2 GiB
-            if len(buffer) < 12:
-                return None
-            (size,) = _BIG_SIZE.unpack_from(buffer, 4)
-            start = 12
-        end = start + size
-        if len(buffer) < end:
-            return None
-        frame = bytes(buffer[start:end])
-        del buffer[:end]
-        return frame
+        return wire.next_frame(self._buffer)
 
     def _on_message(self, data: bytes) -> None:
         call = self._call

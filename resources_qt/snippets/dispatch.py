@@ -458,6 +458,11 @@ class Dispatcher(Lending):
                 return None, self.generation
             if slot.worker is None or not slot.worker.alive or slot.generation != self.generation:
                 slot.state = "starting"
+            return self.worker_config()
+
+    def worker_config(self, *, concurrent: bool = False) -> tuple[WorkerConfig, int]:
+        """How a worker starts now, and the settings' generation it belongs to (`concurrent`: a shared one)."""
+        with self.cond:
             limits = self.limits
             config = WorkerConfig(
                 limits.memory_limit_mb,
@@ -466,6 +471,7 @@ class Dispatcher(Lending):
                 max_processes=limits.max_processes,
                 max_file_size_mb=limits.max_file_size_mb,
                 project_dir=limits.project_dir,
+                concurrent=concurrent,
             )
             return config, self.generation
 

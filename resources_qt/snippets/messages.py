@@ -5,6 +5,7 @@ from __future__ import annotations
 from resources_qt.snippets.protocol import Call, EntryCall, ReadCall, call_kind
 
 __all__ = [
+    "blocked_by",
     "busy",
     "call_failed",
     "crashed",
@@ -14,9 +15,11 @@ __all__ = [
     "not_compiling",
     "out_of_memory",
     "prelude_failed",
+    "shared_worker_died",
     "subject",
     "sys_exit",
     "timed_out",
+    "timed_out_cancelled",
     "timed_out_queued",
     "unavailable",
 ]
@@ -63,6 +66,27 @@ def out_of_memory(call: Call, limit_mb: int) -> str:
 
 def timed_out(call: Call, timeout: float) -> str:
     return f"{subject(call)} timed out after {timeout:g} s; its worker process was stopped and replaced"
+
+
+def timed_out_cancelled(call: Call, timeout: float) -> str:
+    """An `async def` entry past its deadline: cancelled at its next await, nothing replaced."""
+    return f"{subject(call)} timed out after {timeout:g} s and was cancelled"
+
+
+def blocked_by(call: Call, culprit: Call) -> str:
+    """A call on a worker that ran several at once, stopped because another one blocked its event loop."""
+    return (
+        f"{subject(call)} was stopped with its worker process: {subject(culprit)} blocked the worker's event "
+        "loop past its deadline (an async reader must await, not block); the worker was replaced"
+    )
+
+
+def shared_worker_died(call: Call, how: str, *, calls: int) -> str:
+    """A call on a worker that ran several at once when it died: which of them killed it cannot be told."""
+    return (
+        f"{subject(call)} failed with the worker process it shared with {calls - 1} other async read(s), "
+        f"which {how}; the worker was replaced"
+    )
 
 
 def exited(call: Call, code: int) -> str:

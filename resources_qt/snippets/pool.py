@@ -34,6 +34,7 @@ from resources_qt.snippets.protocol import (
     ValueDone,
     source_digest,
 )
+from resources_qt.snippets.shared_pool import SharedWorkers
 
 __all__ = ["DEFAULT_MAX_QUEUED_READS", "DEFAULT_OUTPUT_LIMIT", "MAX_TIMEOUT", "OutputListener", "SnippetPool"]
 
@@ -98,6 +99,7 @@ class SnippetPool:
         max_file_size_mb: int = 0,
         project_dir: str | os.PathLike[str] | None = None,
         direct_calls: bool = True,
+        shared_async: bool = True,
     ) -> None:
         _check_settings(
             workers=workers,
@@ -130,7 +132,10 @@ class SnippetPool:
         # A read names its snippet's version by a hash of the source: for a 2,000-line reader that is
         # about 60 us per read, so each pool keeps the digests of the sources it saw last.
         self._digest = functools.lru_cache(maxsize=256)(source_digest)
-        self._finalizer = weakref.finalize(self, self._core.close)
+        # Calls whose entry is an `async def` run many at once on shared workers (`shared_pool`); off: they
+        # take one-call workers like the rest.
+        self._shared = SharedWorkers(self._core) if shared_async else None
+        self._finalizer = weakref.finalize(self, _close, self._core, self._shared)
 
     # -- lifecycle -------------------------------------------------------------
 
@@ -198,7 +203,7 @@ class SnippetPool:
 
     def queued(self) -> int:
         """Calls waiting for a worker now (diagnostics and tests)."""
-        return self._core.queued()
+        return self._core.queued() + (self._shared.queued() if self._shared is not None else 0)
 
     def call_counts(self) -> tuple[int, int]:
         """(calls driven directly by the awaiting loop, calls that went through the queue) so far."""
@@ -274,8 +279,12 @@ class SnippetPool:
         return self._core.add_read_listener(callback)
 
     def worker_pids(self) -> list[int]:
-        """Process ids of the running workers (diagnostics and tests)."""
-        return self._core.worker_pids()
+        """Process ids of the running workers, shared ones last (diagnostics and tests)."""
+        return self._core.worker_pids() + (self._shared.worker_pids() if self._shared is not None else [])
+
+    def shared_worker_pids(self) -> list[int]:
+        """Process ids of the workers that run `async def` calls many at once (diagnostics and tests)."""
+        return self._shared.worker_pids() if self._shared is not None else []
 
     # -- calls ---------------------------------------------------------------------
 
@@ -361,6 +370,9 @@ class SnippetPool:
 
     async def _await(self, call: Call, timeout: float | None, convert: Callable[[Call, Reply], _T]) -> _T:
         seconds = self._core.timeout if timeout is None else timeout
+        if self._shared is not None and self._shared.takes(call):
+            # Cancelling the awaiting task cancels the call, queued or running on its shared worker.
+            return await asyncio.wrap_future(self._shared.submit(call, seconds, convert))
         loop: asyncio.AbstractEventLoop | None = None
         if self._direct:
             loop = asyncio.get_running_loop()
@@ -410,7 +422,12 @@ class SnippetPool:
     ) -> Future[list[ResourceContent]]:
         """`read` for callers without an event loop: a concurrent future of the content."""
         call = self._read_call(key=key, source=source, uri=uri, params=params, mime_type=mime_type, timeout=timeout)
-        return self._core.submit(call, timeout, _contents_of)
+        return self._submit(call, timeout, _contents_of)
+
+    def _submit(self, call: Call, timeout: float | None, convert: Callable[[Call, Reply], _T]) -> Future[_T]:
+        if self._shared is not None and self._shared.takes(call):
+            return self._shared.submit(call, self._core.timeout if timeout is None else timeout, convert)
+        return self._core.submit(call, timeout, convert)
 
     def _read_call(
         self,
@@ -451,7 +468,7 @@ class SnippetPool:
         call = self._complete_call(
             key=key, source=source, variable=variable, value=value, context=context, timeout=timeout
         )
-        return self._core.submit(call, timeout, _values_of)
+        return self._submit(call, timeout, _values_of)
 
     def _complete_call(
         self,
@@ -479,6 +496,12 @@ class SnippetPool:
     def __repr__(self) -> str:
         state = "closed" if self.closed else f"{len(self.worker_pids())} running"
         return f"SnippetPool(workers={self.workers}, timeout={self.timeout:g}, {state})"
+
+
+def _close(core: Dispatcher, shared: SharedWorkers | None) -> None:
+    if shared is not None:
+        shared.close()
+    core.close()
 
 
 def _kind(kind: SnippetKind | str) -> SnippetKind:

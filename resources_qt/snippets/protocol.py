@@ -12,6 +12,7 @@ from resources_qt.snippets.kinds import COMPLETION, READER, SnippetKind
 
 __all__ = [
     "Call",
+    "Cancel",
     "CompleteCall",
     "CompleteDone",
     "ContentTuple",
@@ -26,6 +27,7 @@ __all__ = [
     "Reply",
     "Shutdown",
     "Stream",
+    "Tagged",
     "ValueDone",
     "WorkerConfig",
     "call_kind",
@@ -74,6 +76,8 @@ class WorkerConfig:
     """RLIMIT_FSIZE for the worker (0: leave the inherited limit)."""
     project_dir: str = ""
     """The project's folder: the worker's working directory and `PROJECT_DIR` ("": the inherited one)."""
+    concurrent: bool = False
+    """Run many calls at once, each an asyncio task, tagged on the pipe (`Tagged`, `Cancel`; `worker_many`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +159,25 @@ def _state(call: Call) -> tuple[Any, ...]:
         getter = _STATES[type(call)] = operator.attrgetter(*(f.name for f in fields(call)))
     values: tuple[Any, ...] = getter(call)
     return values
+
+
+@dataclass(frozen=True, slots=True)
+class Tagged:
+    """A call to a worker that runs many at once: its answer and output come back tagged with `id`."""
+
+    id: int
+    call: Call
+
+    def __reduce__(self) -> tuple[type[Self], tuple[int, Call]]:
+        return type(self), (self.id, self.call)  # as `Call.__reduce__`: one per read
+
+
+@dataclass(frozen=True, slots=True)
+class Cancel:
+    """Cancel the running call `id` (its deadline passed, or its caller left); it still answers, so its
+    worker is known to have let go of it."""
+
+    id: int
 
 
 @dataclass(frozen=True, slots=True)

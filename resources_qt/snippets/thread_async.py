@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import contextlib
 import logging
@@ -15,26 +14,12 @@ from resources_qt.snippets.call_runner import CallRunner
 from resources_qt.snippets.protocol import Call, Failed, NeedSource, Reply, WorkerConfig
 from resources_qt.snippets.routing import Collected, ThreadCapture, route
 
-__all__ = ["AsyncLane", "Finished", "declares_async_entry"]
+__all__ = ["AsyncLane", "Finished"]
 
 logger = logging.getLogger(__name__)
 
 Finished = Callable[[Reply | None, tuple[tuple[str, str], ...], float], None]
 """Called on the lane's thread once a call ends: its reply (None: cancelled), what it printed, when it began."""
-
-
-def declares_async_entry(source: str, name: str) -> bool:
-    """Whether `source` defines `name` at its top level as an `async def` (read, never run: running a
-    snippet's module is for the worker that calls it, with its output captured)."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return False  # the call itself answers why
-    found = False
-    for node in tree.body:
-        if isinstance(node, ast.AsyncFunctionDef | ast.FunctionDef) and node.name == name:
-            found = isinstance(node, ast.AsyncFunctionDef)  # the last definition wins, as when it runs
-    return found
 
 
 class AsyncLane:

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 from resources_qt.errors import ReaderFailedError
 from resources_qt.snippets import messages
+from resources_qt.snippets.async_entries import ASYNC_PER_RESOURCE, AsyncEntries
 from resources_qt.snippets.call_runner import CallRunner
 from resources_qt.snippets.dispatch import OutputListener
 from resources_qt.snippets.namespace import set_project_dir
@@ -32,11 +33,10 @@ from resources_qt.snippets.protocol import (
     ReadCall,
     Reply,
     WorkerConfig,
-    call_kind,
     source_digest,
 )
 from resources_qt.snippets.routing import Collected, ThreadCapture, install_output_routing, route
-from resources_qt.snippets.thread_async import AsyncLane, declares_async_entry
+from resources_qt.snippets.thread_async import AsyncLane
 
 __all__ = ["MAX_HUNG_THREADS", "ThreadCore"]
 
@@ -48,18 +48,11 @@ MAX_HUNG_THREADS = 32
 SPARE_IDLE_SECONDS = 10.0
 """How long a thread started past `workers` (while jobs queued) waits for another job before it ends."""
 
-LANE_PER_RESOURCE = 64
-"""Calls of one `async def` reader on the async lane at once under `resource_concurrency = "auto"`: they hold
-no thread, so the threads' share does not apply; a number set for the resource does."""
-
 _HEAP_SLACK = 64
 """Answered jobs the deadline heap may hold beyond twice the live ones before it is rebuilt without them."""
 
 _MOST_BACKOFF = 4
 """Looks that found a thread free stretch the next one up to 2**4 times `GROW_AFTER_SECONDS` (80 ms)."""
-
-_MAX_KNOWN_ENTRIES = 4096
-"""Sources whose entry kind (`async def` or not) is remembered; past that the memory starts over."""
 
 GROW_AFTER_SECONDS = 0.005
 """How long every thread must have been running its current job, with jobs queued, before another starts.
@@ -151,7 +144,7 @@ class ThreadCore:
         self._numbers = itertools.count(1)
         self.listeners: list[OutputListener] = []
         self.read_listeners: list[ReadOutputListener] = []
-        self.async_entries: dict[tuple[str, str], bool] = {}  # (key, source digest) -> its entry is async
+        self.async_entries = AsyncEntries()
         self._lane: AsyncLane | None = None
 
     # -- threads ---------------------------------------------------------------------
@@ -245,11 +238,11 @@ class ThreadCore:
 
     def _has_room_locked(self, call: Call) -> bool:
         """Whether another call of `call`'s resource may run now (`resource_concurrency`): in the reader
-        threads "auto" is the threads' share, on the async lane `LANE_PER_RESOURCE`."""
+        threads "auto" is the threads' share, on the async lane `ASYNC_PER_RESOURCE`."""
         cap = self.per_resource
         if not cap:
             if self._is_known_async(call):
-                cap = LANE_PER_RESOURCE
+                cap = ASYNC_PER_RESOURCE
             else:
                 auto = self.most > self.workers  # only "auto" grows
                 cap = auto_per_resource(workers=self.workers, most=self.most, auto=auto)
@@ -329,15 +322,7 @@ class ThreadCore:
     def _is_async(self, call: Call) -> bool:
         """Whether the call's entry is an `async def` (read off its source once, so later calls go straight
         to the lane from `_submit`)."""
-        entry = (call.key, call.digest)
-        known = self.async_entries.get(entry)
-        if known is None:
-            known = declares_async_entry(call.source or "", call_kind(call).function or "read")
-            with self.cond:
-                if len(self.async_entries) >= _MAX_KNOWN_ENTRIES:
-                    self.async_entries.clear()
-                self.async_entries[entry] = known
-        return known
+        return self.async_entries.is_async(call)
 
     def _lend_locked(self, job: _Job) -> None:
         """Run a started job on the async lane: no reader thread waits for it."""
@@ -470,7 +455,7 @@ class ThreadCore:
             self._deadline_cond.notify()
 
     def _is_known_async(self, call: Call) -> bool:
-        return self.async_entries.get((call.key, call.digest), False)
+        return self.async_entries.known_async(call)
 
     def _next_in_line_locked(self, call: Call) -> bool:
         """No call of its resource waits before it (a resource's calls start in order)."""
@@ -504,7 +489,7 @@ class ThreadCore:
         elif job.runner is None:  # on the async lane: cancelled, so it ends at its next await
             assert job.cancel is not None
             job.cancel()
-            reply = Failed("timeout", _cancelled(call, job.timeout))
+            reply = Failed("timeout", messages.timed_out_cancelled(call, job.timeout))
             logger.warning("Async snippet %s timed out and was cancelled", call.key)
         else:
             runner = job.runner
@@ -536,10 +521,6 @@ class ThreadCore:
             lane.close()  # what runs there is cancelled and answered unavailable
         for job in jobs:
             _settle(job, Failed("unavailable", messages.unavailable(job.call, "the snippet thread pool was closed")))
-
-
-def _cancelled(call: Call, timeout: float) -> str:
-    return f"{messages.subject(call)} timed out after {timeout:g} s and was cancelled"
 
 
 def _timed_out(call: Call, timeout: float, hung: int) -> str:

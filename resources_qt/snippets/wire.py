@@ -12,6 +12,7 @@ The pool-to-worker direction still uses pickle: the pool is the trusted side.
 from __future__ import annotations
 
 import json
+import struct
 from typing import Any, get_args
 
 from resources_qt.content import dump_json
@@ -27,7 +28,7 @@ from resources_qt.snippets.protocol import (
     ValueDone,
 )
 
-__all__ = ["WireError", "WorkerMessage", "decode", "encode"]
+__all__ = ["WireError", "WorkerMessage", "decode", "decode_tagged", "encode", "frame", "next_frame"]
 
 WorkerMessage = Ready | Output | NeedSource | ReadDone | CompleteDone | ValueDone | Failed
 
@@ -38,14 +39,45 @@ _str_encode = str.encode  # the base method: a str subclass from a snippet canno
 _from_bytes = int.from_bytes
 _int_to_bytes = int.to_bytes
 _join = b"".join
+_SIZE = struct.Struct("!i")
+_BIG_SIZE = struct.Struct("!Q")
 
 
 class WireError(ValueError):
     """A worker message that is not what the protocol allows; the message names what is wrong."""
 
 
-def encode(message: WorkerMessage) -> bytes:
-    """Worker side: `message` as header length (4 bytes), JSON header, then the content frames."""
+def frame(data: bytes) -> bytes:
+    """`data` framed as multiprocessing's `Connection.send_bytes` writes it (`recv` on the other end reads it)."""
+    if len(data) > 0x7FFFFFFF:
+        return _SIZE.pack(-1) + _BIG_SIZE.pack(len(data)) + data
+    return _SIZE.pack(len(data)) + data
+
+
+def next_frame(buffer: bytearray) -> bytes | None:
+    """Take the first whole message off `buffer` as multiprocessing frames it on a pipe; None while it is cut."""
+    if len(buffer) < 4:
+        return None
+    (size,) = _SIZE.unpack_from(buffer)
+    start = 4
+    if size == -1:  # multiprocessing's framing of a message over 2 GiB
+        if len(buffer) < 12:
+            return None
+        (size,) = _BIG_SIZE.unpack_from(buffer, 4)
+        start = 12
+    end = start + size
+    if len(buffer) < end:
+        return None
+    frame = bytes(buffer[start:end])
+    del buffer[:end]
+    return frame
+
+
+def encode(message: WorkerMessage, *, call_id: int | None = None) -> bytes:
+    """Worker side: `message` as header length (4 bytes), JSON header, then the content frames.
+
+    `call_id`: the `Tagged` call it answers (a worker running many calls at once), in the header as "i".
+    """
     frames: list[bytes] = []
     header: dict[str, Any]
     if isinstance(message, ReadDone):
@@ -69,12 +101,19 @@ def encode(message: WorkerMessage) -> bytes:
         header = {"t": "need", "what": message.what}
     else:
         header = {"t": "ready", "pid": message.pid}
+    if call_id is not None:
+        header["i"] = call_id
     head = _str_encode(dump_json(header), "utf-8", "surrogatepass")
     return _join([_int_to_bytes(len(head), _HEADER, "big"), head, *frames])
 
 
 def decode(data: bytes) -> WorkerMessage:
     """Pool side: parse one worker message; raises `WireError` naming the problem."""
+    return decode_tagged(data)[1]
+
+
+def decode_tagged(data: bytes) -> tuple[int | None, WorkerMessage]:
+    """As `decode`, with the id of the `Tagged` call the message belongs to (None: untagged)."""
     if len(data) < _HEADER:
         raise WireError(f"a worker message of {len(data)} bytes is too short")
     size = _from_bytes(data[:_HEADER], "big")
@@ -87,6 +126,13 @@ def decode(data: bytes) -> WorkerMessage:
         raise WireError(f"a worker message header is not JSON: {exc}") from None
     if not isinstance(header, dict):
         raise WireError("a worker message header is not an object")
+    tag = header.get("i")
+    if tag is not None and (not isinstance(tag, int) or isinstance(tag, bool)):
+        raise WireError("field 'i' must be an integer")
+    return tag, _message(header, data, end)
+
+
+def _message(header: dict[str, Any], data: bytes, end: int) -> WorkerMessage:
     kind = header.get("t")
     if kind == "read":
         return ReadDone(_contents(header.get("c"), data, end))

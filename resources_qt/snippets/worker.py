@@ -1,4 +1,4 @@
-"""The snippet worker process: set up limits and capture, then answer calls one at a time.
+"""The snippet worker process: set up limits and capture, then answer calls one at a time (or many: `worker_many`).
 
 A worker runs every snippet it is sent in its own process, so a snippet can
 loop, exit, crash or exhaust memory without touching the studio or the
@@ -64,6 +64,7 @@ from resources_qt.snippets.protocol import (
     Stream,
     WorkerConfig,
 )
+from resources_qt.snippets.worker_many import serve_many
 
 __all__ = ["worker_main"]
 
@@ -83,10 +84,12 @@ def worker_main(conn: Connection, config: WorkerConfig) -> None:
     send_lock = threading.Lock()
     encode = wire.encode
 
-    def send(message: wire.WorkerMessage) -> None:
-        data = encode(message)
+    def send_bytes(data: bytes) -> None:
         with send_lock:
             conn.send_bytes(data)
+
+    def send(message: wire.WorkerMessage) -> None:
+        send_bytes(encode(message))
 
     def forward(key: str, stream: str, text: str) -> None:
         with contextlib.suppress(OSError, ValueError):
@@ -113,6 +116,9 @@ def worker_main(conn: Connection, config: WorkerConfig) -> None:
     gc.freeze()
     try:
         send(Ready(os.getpid()))
+        if config.concurrent:
+            serve_many(conn, config=config, capture=capture, guard=guard, send=send_bytes)
+            return
         while True:
             try:
                 message = conn.recv()

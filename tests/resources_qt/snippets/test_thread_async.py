@@ -10,7 +10,7 @@ from helpers.remote_servers import wait_for
 
 from resources_qt.errors import ReaderFailedError
 from resources_qt.snippets import SnippetOutput
-from resources_qt.snippets.thread_async import declares_async_entry
+from resources_qt.snippets.async_entries import declares_async_entry
 from resources_qt.snippets.threads import ThreadReaders
 
 SEEN: list[str] = []
