@@ -175,7 +175,8 @@ class SharedWorkers:
             return
         if not any(queued.call.key == job.call.key for queued in self._queue) and self._try_start(job):
             return
-        if len(self._queue) >= self._core.limits.max_queued_reads:
+        # A worker starting will take calls at once: those waiting for it do not count as queued yet.
+        if len(self._queue) - self._starting * MAX_CALLS_PER_WORKER >= self._core.limits.max_queued_reads:
             settle(job, Failed("busy", messages.busy(job.call, len(self._queue))))
             return
         self._queue.append(job)
@@ -217,7 +218,7 @@ class SharedWorkers:
         for worker in self._workers:
             if worker.generation != generation and not worker.retiring:
                 worker.retiring = True  # new settings: it ends once its calls have
-                if worker.load == 0:
+                if worker.load == 0 and not worker.dead:
                     self._retire(worker)
                     return self._pick()
             if worker.usable and worker.load < MAX_CALLS_PER_WORKER and (best is None or worker.load < best.load):
@@ -279,11 +280,11 @@ class SharedWorkers:
             self._running[key] = count
         else:
             self._running.pop(key, None)
-        if worker.retiring and worker.load == 0 and worker in self._workers:
+        if worker.retiring and worker.load == 0 and not worker.dead and worker in self._workers:
             self._retire(worker)
         if self._queue:
             self._run_queued()
-        if worker.load == 0 and len(self._workers) > 1 and worker in self._workers:
+        if worker.load == 0 and not worker.dead and len(self._workers) > 1 and worker in self._workers:
             asyncio.get_running_loop().call_later(IDLE_SECONDS, self._maybe_shrink, worker)
 
     def _maybe_shrink(self, worker: SharedWorker) -> None:

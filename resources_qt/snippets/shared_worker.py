@@ -95,6 +95,7 @@ class SharedWorker:
         self._out = bytearray()
         self._writing = False
         self._closed = False
+        self._dead = False
         self._culprit: Call | None = None
         """The call whose blocked loop got the worker killed."""
         self._grace: asyncio.TimerHandle | None = None
@@ -109,6 +110,12 @@ class SharedWorker:
     @property
     def usable(self) -> bool:
         return not self._closed and not self.retiring
+
+    @property
+    def dead(self) -> bool:
+        """Its pipe closed: `ended` is to come (or came), and the process is reaped there, not by `stop`."""
+        return self._dead
+
 
     # -- calls ---------------------------------------------------------------------------
 
@@ -290,6 +297,7 @@ class SharedWorker:
         self.process.interrupt()
 
     def _on_pipe_closed(self) -> None:
+        self._dead = True
         self._close()
         # Its exit status tells a crash from an exit; the sentinel is readable once the process ended.
         self._loop.add_reader(self._sentinel, self._on_exit)

@@ -1,4 +1,4 @@
-"""`serve --readers thread`: the snippet contract, hot reload, output capture, deadlines and busy, in threads."""
+"""`serve --readers thread`: the snippet contract, hot reload, output capture, deadlines and busy, in threads (async overlap in both modes)."""
 
 from __future__ import annotations
 
@@ -181,7 +181,10 @@ async def test_http_thread_mode_says_so_and_prints_stay_off_stdout(tmp_path: Pat
     assert rest.count("stdout: said hello") == 2 and rest.count("stderr: to stderr") == 2
 
 
-async def test_async_readers_overlap_past_the_one_thread_and_are_cancelled_at_their_deadline(tmp_path: Path) -> None:
+@pytest.mark.parametrize("readers", ["thread", "process"])
+async def test_async_readers_overlap_past_the_one_worker_and_are_cancelled_at_their_deadline(
+    tmp_path: Path, readers: str
+) -> None:
     meet = (
         "import asyncio\nSTATE = {}\n\nasync def read(uri, params):\n"
         "    arrived = STATE.setdefault('arrived', asyncio.Event())\n"
@@ -190,7 +193,7 @@ async def test_async_readers_overlap_past_the_one_thread_and_are_cancelled_at_th
         "    await asyncio.wait_for(arrived.wait(), 5)\n    return 'met ' + params['n']\n"
     )
     stuck = "import asyncio\n\nasync def read(uri, params):\n    await asyncio.sleep(30)\n    return 'late'\n"
-    project = _project(reader_timeout=2.0)
+    project = _project(reader_timeout=2.0, readers=readers)
     project.resources += [_spec("meet", meet, uri_template="demo://meet/{n}"), _spec("stuck", stuck)]
     path = save_project(project, tmp_path / "p.toml")
     texts: list[str] = []
@@ -200,7 +203,8 @@ async def test_async_readers_overlap_past_the_one_thread_and_are_cancelled_at_th
             answer = await client.read_resource(f"demo://meet/{n}", cache_mode="bypass")
             texts.append(answer.contents[0].text)
 
-        # One reader thread ("workers": 1): six reads are answered only if all six wait at once.
+        # One reader thread or one-call worker ("workers": 1): six reads are answered only if all six wait
+        # at once (on the async lane, or on a shared worker: one process, so they see one STATE).
         async with anyio.create_task_group() as group:
             for n in range(6):
                 group.start_soon(read, n)
@@ -212,4 +216,4 @@ async def test_async_readers_overlap_past_the_one_thread_and_are_cancelled_at_th
     assert sorted(texts) == [f"met {n}" for n in range(6)]
     assert late.value.code == -32000 and "timed out after 2 s and was cancelled" in late.value.message
     assert waited < 20  # answered at the deadline, not when the 30 s sleep would have ended
-    assert after.contents[0].text == "hello"  # the one thread was never held
+    assert after.contents[0].text == "hello"  # the one thread (or one-call worker) was never held

@@ -227,3 +227,40 @@ def test_new_settings_move_async_reads_to_a_new_worker(one_worker: SnippetPool, 
     one_worker.configure(project_dir=tmp_path)
     assert asyncio.run(_read(one_worker, source, 2)) == str(tmp_path)
     assert one_worker.shared_worker_pids() != first
+
+
+def test_a_memory_overrun_retires_its_worker_once_the_others_end(one_worker: SnippetPool) -> None:
+    hog = "async def read(uri, params):\n    return bytes(2**40)\n"
+    waiting = "import asyncio\nasync def read(uri, params):\n    await asyncio.sleep(0.5)\n    return 'on time'\n"
+    asyncio.run(_read(one_worker, waiting, 0, key="waiting"))
+    first = one_worker.shared_worker_pids()
+
+    async def main() -> list[BaseException | str]:
+        other = asyncio.create_task(_read(one_worker, waiting, 1, key="waiting"))
+        await asyncio.sleep(0.1)
+        hogged = asyncio.create_task(_read(one_worker, hog, 2, key="hog"))
+        return await asyncio.gather(hogged, other, return_exceptions=True)
+
+    hogged, other = asyncio.run(main())
+    assert isinstance(hogged, ReaderFailedError) and f"exceeded the memory limit of {MEMORY_MB} MiB" in hogged.message
+    assert other == "on time"  # the worker stayed until its other read had answered
+    assert asyncio.run(_read(one_worker, waiting, 3, key="waiting")) == "on time"
+    assert set(one_worker.shared_worker_pids()).isdisjoint(first)
+
+
+def test_past_the_resource_cap_and_the_queue_a_read_is_answered_busy(tmp_path: Path) -> None:
+    pool = SnippetPool(workers=1, timeout=10.0, memory_limit_mb=MEMORY_MB, resource_concurrency=1, max_queued_reads=1)
+    source = _meeting(tmp_path, 99).replace("< 99", "< 1 and False")  # answers after one pass of its loop
+    source = source.replace("    return 'met '", "    await asyncio.sleep(0.5)\n    return 'met '")
+    try:
+
+        async def main() -> list[BaseException | str]:
+            return await asyncio.gather(*(_read(pool, source, n) for n in range(3)), return_exceptions=True)
+
+        assert asyncio.run(_read(pool, source, "warm")) == "met warm"  # the worker is up: only the cap holds reads
+        answers = asyncio.run(main())
+    finally:
+        pool.close()
+    busy = [a for a in answers if isinstance(a, ReaderFailedError)]
+    assert len(busy) == 1 and "the server is busy (1 reads are already waiting" in busy[0].message
+    assert sorted(a for a in answers if isinstance(a, str)) == ["met 0", "met 1"]
