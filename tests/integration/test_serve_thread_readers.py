@@ -1,4 +1,4 @@
-"""`serve --readers thread`: the snippet contract, hot reload, output capture, deadlines and busy, in threads (async overlap in both modes)."""
+"""`serve --readers thread`: the snippet contract, reload, output, deadlines and busy (async overlap: both modes)."""
 
 from __future__ import annotations
 
