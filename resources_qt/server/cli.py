@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import gc
 import logging
 import os
@@ -22,7 +23,7 @@ from resources_qt.notifications import Updated
 from resources_qt.project import Project, ProjectError, load_project
 from resources_qt.server.auth.access import combined_with_token
 from resources_qt.server.engine import ResourceServer
-from resources_qt.server.events import ServerEvent, ServerFailed, SubscriptionAdded, TransportStopped
+from resources_qt.server.events import ServerEvent, ServerFailed, ServerStarted, SubscriptionAdded, TransportStopped
 from resources_qt.server.factory import build_server
 from resources_qt.server.logtext import EscapingFormatter
 from resources_qt.server.metrics_readers import MeasuredReaders
@@ -205,6 +206,9 @@ def serve_main(argv: Sequence[str]) -> int:
             # A transport failing while the other keeps serving still makes the exit code say so.
             if isinstance(event, ServerFailed) or (isinstance(event, TransportStopped) and event.message):
                 failed.set()
+            elif isinstance(event, ServerStarted) and isinstance(pool, SnippetPool):
+                # On the server's loop, which serves as long as the pool does: async reads there cross no thread.
+                pool.drive_shared_on(asyncio.get_running_loop())
             elif isinstance(event, SubscriptionAdded) and server is not None:
                 watch_subscribed(server.resources, event.uri)  # an imported template's instance, subscribed upstream
 

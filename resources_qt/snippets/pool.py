@@ -282,6 +282,11 @@ class SnippetPool:
         """Process ids of the running workers, shared ones last (diagnostics and tests)."""
         return self._core.worker_pids() + (self._shared.worker_pids() if self._shared is not None else [])
 
+    def drive_shared_on(self, loop: asyncio.AbstractEventLoop) -> bool:
+        """Drive the workers that run `async def` calls on `loop`, a server's own loop serving as long as the
+        pool does: a read awaited there then crosses no thread. Only before the first such call (False after)."""
+        return self._shared.drive_on(loop) if self._shared is not None and supports_direct_calls(loop) else False
+
     def shared_worker_pids(self) -> list[int]:
         """Process ids of the workers that run `async def` calls many at once (diagnostics and tests)."""
         return self._shared.worker_pids() if self._shared is not None else []
@@ -371,8 +376,9 @@ class SnippetPool:
     async def _await(self, call: Call, timeout: float | None, convert: Callable[[Call, Reply], _T]) -> _T:
         seconds = self._core.timeout if timeout is None else timeout
         if self._shared is not None and self._shared.takes(call):
-            # Cancelling the awaiting task cancels the call, queued or running on its shared worker.
-            return await asyncio.wrap_future(self._shared.submit(call, seconds, convert))
+            # Cancelling the awaiting task cancels the call, queued or running on its shared worker; answered on
+            # this loop (it drives the shared workers, `drive_shared_on`), the answer takes no hop.
+            return await loop_future(self._shared.submit(call, seconds, convert), asyncio.get_running_loop())
         loop: asyncio.AbstractEventLoop | None = None
         if self._direct:
             loop = asyncio.get_running_loop()

@@ -12,7 +12,9 @@ under "auto") and at most `MAX_CALLS_PER_WORKER` on one worker; the rest
 wait in order in a queue of at most `max_queued_reads`, past which a call is
 answered busy. A call's deadline counts from its submission, queue included.
 
-All state lives on the I/O loop's thread ("snippet-shared-io"); `submit`,
+All state lives on the loop that drives the workers: a thread of their own
+("snippet-shared-io"), or a server's loop (`drive_on`, as `resource-studio
+serve` does), where a call awaited on it crosses no thread. `submit`,
 `worker_pids` and `close` may be called from any thread.
 """
 
@@ -57,6 +59,18 @@ _T = TypeVar("_T")
 _CLOSED = "the snippet pool was closed"
 
 
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+def _reap(processes: list[WorkerProcess]) -> None:
+    for process in processes:
+        process.kill()
+
+
 def _cpus() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
@@ -72,6 +86,10 @@ class SharedWorkers:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._pids: list[int] = []
+        self._home = False
+        """The loop driving the workers is a server's (`drive_on`), not one of their own."""
+        self._crossing: set[Job[Any]] = set()
+        """Calls submitted from another thread that the loop has not taken yet (under the lock)."""
         # On the loop's thread only:
         self._workers: list[SharedWorker] = []
         self._starting = 0
@@ -96,49 +114,120 @@ class SharedWorkers:
         """Calls waiting for room now (read from any thread: a length is all it looks at)."""
         return len(self._queue)
 
+    def drive_on(self, loop: asyncio.AbstractEventLoop) -> bool:
+        """Drive the shared workers on `loop` (a server's own, serving as long as the pool does) instead of a
+        thread of their own, so a call awaited there crosses no thread. Only before the first call: False (and
+        nothing changes) after it, or once closed. Should `loop` end first, the next call moves them to a thread
+        of their own."""
+        with self._lock:
+            if self._closed or self._loop is not None:
+                return False
+            self._loop, self._home = loop, True
+            return True
+
     def submit(self, call: Call, timeout: float, convert: Callable[[Call, Reply], _T]) -> Future[_T]:
         """Run `call`; the future is answered once. Cancelling it cancels the call, queued or running."""
         future: Future[_T] = Future()
         now = time.monotonic()
         job: Job[_T] = Job(call, timeout, now + timeout, future, lambda reply: convert(call, reply), queued_at=now)
-        loop = self._own_loop()
+        loop = self._driving_loop()
         if loop is None:
             settle(job, Failed("unavailable", messages.unavailable(call, _CLOSED)))
             return future
-        try:
-            loop.call_soon_threadsafe(self._admit, job)
-        except RuntimeError:  # closed meanwhile
-            settle(job, Failed("unavailable", messages.unavailable(call, _CLOSED)))
-            return future
         future.add_done_callback(lambda done: self._on_done(job, done))
+        if _running_loop() is loop:
+            self._admit(job)  # awaited on the loop that drives the workers: no hop
+            return future
+        with self._lock:
+            self._crossing.add(job)  # until the loop takes it: answered by `close` should the loop end first
+        try:
+            loop.call_soon_threadsafe(self._admit_crossed, job)
+        except RuntimeError:  # closed meanwhile
+            self._settle_crossing()
         return future
 
     def close(self) -> None:
-        """Answer every call "unavailable", stop every worker and the loop; idempotent, any thread."""
+        """Answer every call "unavailable", stop every worker (and the loop of their own); idempotent, any thread."""
         with self._lock:
             if self._closed:
                 return
             self._closed = True
-            loop, thread = self._loop, self._thread
-        if loop is None or thread is None:
-            return
-        with contextlib.suppress(RuntimeError):
-            loop.call_soon_threadsafe(self._shut_down)
-        if thread is not threading.current_thread():
-            thread.join(15.0)
+            loop, thread, home = self._loop, self._thread, self._home
+        processes: list[WorkerProcess] = []
+        if loop is not None and home:
+            on_it = _running_loop() is loop
+            processes = self._shut_down(stop=False) if on_it else self._shut_down_over(loop)
+        elif loop is not None and thread is not None:
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(self._shut_down)
+            if thread is not threading.current_thread():
+                thread.join(15.0)
+        self._settle_crossing()
+        _reap(processes)
 
     # -- the loop ------------------------------------------------------------------------
 
-    def _own_loop(self) -> asyncio.AbstractEventLoop | None:
+    def _driving_loop(self) -> asyncio.AbstractEventLoop | None:
+        abandoned: list[Job[Any]] = []
         with self._lock:
             if self._closed:
                 return None
+            if self._loop is not None and self._home and self._loop.is_closed():
+                abandoned = self._abandon_home_locked()
             if self._loop is None:
                 self._loop = asyncio.new_event_loop()
                 self._thread = threading.Thread(target=self._serve, args=(self._loop,), name="snippet-shared-io",
                                                 daemon=True)
                 self._thread.start()
-            return self._loop
+            loop = self._loop
+        for job in abandoned:
+            settle(job, Failed("unavailable", messages.unavailable(job.call, "the server loop running it ended")))
+        return loop
+
+    def _abandon_home_locked(self) -> list[Job[Any]]:
+        """The home loop ended with the pool open: nothing runs its callbacks, so its state is this thread's
+        now. Its calls are returned to be answered, its workers killed off this thread, the state started over."""
+        jobs = [*self._queue, *self._placed, *self._crossing]
+        processes = [worker.process for worker in self._workers]
+        for worker in self._workers:
+            worker.close("the server loop running it ended")
+        threading.Thread(target=_reap, args=(processes,), name="snippet-shared-reap", daemon=True).start()
+        self._workers, self._queue, self._expiry, self._placed, self._running = [], deque(), {}, {}, {}
+        self._crossing, self._starting, self._pids = set(), 0, []
+        self._loop, self._home = None, False
+        return jobs
+
+    def _shut_down_over(self, loop: asyncio.AbstractEventLoop) -> list[WorkerProcess]:
+        """`_shut_down` on the running home loop, waited for here; done here if that loop is gone."""
+        done = threading.Event()
+        found: list[WorkerProcess] = []
+
+        def shut_down() -> None:
+            found.extend(self._shut_down(stop=False))
+            done.set()
+
+        if loop.is_running():
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(shut_down)
+                if done.wait(10.0):
+                    return found
+        if loop.is_running():
+            logger.error("The server loop did not shut the shared snippet workers down; they are killed")
+            return [worker.process for worker in self._workers]
+        return self._shut_down(stop=False)  # the loop has ended: nothing else touches this state
+
+    def _admit_crossed(self, job: Job[Any]) -> None:
+        with self._lock:
+            if job not in self._crossing:
+                return  # answered by `close` or a move off an ended loop
+            self._crossing.discard(job)
+        self._admit(job)
+
+    def _settle_crossing(self) -> None:
+        with self._lock:
+            jobs, self._crossing = list(self._crossing), set()
+        for job in jobs:
+            settle(job, Failed("unavailable", messages.unavailable(job.call, _CLOSED)))
 
     @staticmethod
     def _serve(loop: asyncio.AbstractEventLoop) -> None:
@@ -149,7 +238,9 @@ class SharedWorkers:
             loop.run_until_complete(loop.shutdown_default_executor())
             loop.close()
 
-    def _shut_down(self) -> None:
+    def _shut_down(self, *, stop: bool = True) -> list[WorkerProcess]:
+        """Answer what is queued and running, kill the workers; the processes are returned to be reaped
+        (`stop`: on the loop of their own, which then ends, reaping them first)."""
         queued, self._queue = list(self._queue), deque()
         for handle in self._expiry.values():
             handle.cancel()
@@ -161,9 +252,12 @@ class SharedWorkers:
             worker.close(_CLOSED)
         self._placed.clear()
         self._set_pids()
-        for worker in workers:
-            worker.process.kill()  # the loop is ending: reaping here holds nobody up
+        processes = [worker.process for worker in workers]
+        if not stop:
+            return processes
+        _reap(processes)  # the loop of their own is ending: reaping here holds nobody up
         asyncio.get_running_loop().stop()
+        return []
 
     # -- admitting calls -----------------------------------------------------------------
 
@@ -181,9 +275,9 @@ class SharedWorkers:
             return
         self._queue.append(job)
         loop = asyncio.get_running_loop()
-        self._expiry[job] = loop.call_at(job.deadline, self._expire, job)
+        self._expiry[job] = loop.call_later(job.deadline - time.monotonic(), self._expire, job)  # uvloop: own clock
         if not self._workers and not self._starting:  # a start failed a moment ago: try again after its pause
-            loop.call_at(self._start_after, self._retry_start)
+            loop.call_later(self._start_after - time.monotonic(), self._retry_start)
 
     def _retry_start(self) -> None:
         if self._queue and not self._workers and not self._starting:
@@ -320,13 +414,14 @@ class SharedWorkers:
         self._starting += 1
         config, generation = self._core.worker_config(concurrent=True)
         loop = asyncio.get_running_loop()
-        started = loop.run_in_executor(None, self._start_process, config, f"snippet-shared-{next(self._numbers)}")
+        name = f"snippet-shared-{next(self._numbers)}"
+        started = loop.run_in_executor(None, self._start_process, config, name, loop)
         started.add_done_callback(lambda done: self._on_started(done, generation))
 
-    def _start_process(self, config: WorkerConfig, name: str) -> WorkerProcess:
+    def _start_process(self, config: WorkerConfig, name: str, loop: asyncio.AbstractEventLoop) -> WorkerProcess:
         process = WorkerProcess(config=config, name=name)
         process.start()
-        if self._closed:  # closed while it started: nobody will drive it
+        if self._closed or self._loop is not loop:  # closed, or its loop ended, while it started: nobody drives it
             process.kill()
             raise WorkerStartError(_CLOSED)
         return process

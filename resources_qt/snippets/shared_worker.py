@@ -130,7 +130,8 @@ class SharedWorker:
             self._finished(self, Running(job, outgoing, answered=True))
             return
         running = Running(job, outgoing)
-        running.timer = self._loop.call_at(job.deadline, self._on_deadline, call_id)
+        # A delay, not `call_at`: the deadline is time.monotonic()'s, and uvloop's clock is not.
+        running.timer = self._loop.call_later(job.deadline - time.monotonic(), self._on_deadline, call_id)
         self._calls[call_id] = running
         self.process.sent(outgoing)
         self._write(data)
@@ -338,9 +339,10 @@ class SharedWorker:
         if self._closed:
             return
         self._closed = True
-        with contextlib.suppress(OSError, ValueError):
+        # RuntimeError: a loop that has ended (uvloop says so; asyncio's returns quietly).
+        with contextlib.suppress(OSError, ValueError, RuntimeError):
             self._loop.remove_reader(self._fd)
         if self._writing:
-            with contextlib.suppress(OSError, ValueError):
+            with contextlib.suppress(OSError, ValueError, RuntimeError):
                 self._loop.remove_writer(self._fd)
             self._writing = False

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 from helpers.pools import MEMORY_MB
@@ -14,6 +16,8 @@ from helpers.waiting import eventually
 from resources_qt.errors import ReaderFailedError
 from resources_qt.snippets import SnippetPool
 from resources_qt.snippets.output import SnippetOutput
+
+_T = TypeVar("_T")
 
 
 @pytest.fixture
@@ -264,3 +268,79 @@ def test_past_the_resource_cap_and_the_queue_a_read_is_answered_busy(tmp_path: P
     busy = [a for a in answers if isinstance(a, ReaderFailedError)]
     assert len(busy) == 1 and "the server is busy (1 reads are already waiting" in busy[0].message
     assert sorted(a for a in answers if isinstance(a, str)) == ["met 0", "met 1"]
+
+
+class _ServerLoop:
+    """A loop running in a thread of its own, as a server's is."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="test-server-loop", daemon=True)
+        self.thread.start()
+
+    def run(self, coro: Coroutine[Any, Any, _T], timeout: float = 30) -> _T:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def end(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+        self.loop.close()
+
+
+def _io_threads() -> list[str]:
+    return [thread.name for thread in threading.enumerate() if thread.name == "snippet-shared-io"]
+
+
+def test_driven_on_a_server_loop_async_reads_cross_no_thread(one_worker: SnippetPool, tmp_path: Path) -> None:
+    server = _ServerLoop()
+    try:
+        assert one_worker.drive_shared_on(server.loop)
+        source = _meeting(tmp_path, 4)
+
+        async def main() -> list[str]:
+            return await asyncio.gather(*(_read(one_worker, source, n, timeout=10) for n in range(4)))
+
+        assert sorted(server.run(main())) == [f"met {n}" for n in range(4)]
+        # From another thread too: the call is handed to the server loop.
+        elsewhere = one_worker.submit_read(key="k", source=source, uri="t://x", params={"n": "x"})
+        assert elsewhere.result(10)[0].text == "met x"
+        assert _io_threads() == []
+        other = asyncio.new_event_loop()
+        try:
+            assert not one_worker.drive_shared_on(other)  # only before the first call
+        finally:
+            other.close()
+    finally:
+        server.end()
+
+
+def test_after_its_server_loop_ends_the_next_read_gets_a_loop_of_its_own(one_worker: SnippetPool) -> None:
+    server = _ServerLoop()
+    source = "import asyncio\nasync def read(uri, params):\n    await asyncio.sleep(0.05)\n    return 'read'\n"
+    assert one_worker.drive_shared_on(server.loop)
+    assert server.run(_read(one_worker, source, 1)) == "read"
+    first = one_worker.shared_worker_pids()
+    server.end()
+    assert asyncio.run(_read(one_worker, source, 2)) == "read"
+    assert set(one_worker.shared_worker_pids()).isdisjoint(first)
+    assert _io_threads() == ["snippet-shared-io"]
+
+
+def test_closing_from_another_thread_answers_the_reads_on_the_server_loop(tmp_path: Path) -> None:
+    pool = SnippetPool(workers=1, timeout=30.0, memory_limit_mb=MEMORY_MB)
+    server = _ServerLoop()
+    began = tmp_path / "began"
+    source = f"import asyncio\nasync def read(uri, params):\n    open({str(began)!r}, 'w').close()\n" \
+             "    await asyncio.sleep(30)\n"
+    try:
+        assert pool.drive_shared_on(server.loop)
+        running = asyncio.run_coroutine_threadsafe(_read(pool, source, 1), server.loop)
+        eventually(began.exists, 30, what="the read running on its shared worker")
+        pids = pool.shared_worker_pids()
+        pool.close()
+        with pytest.raises(ReaderFailedError, match="the snippet pool was closed"):
+            running.result(10)
+        assert pool.shared_worker_pids() == []
+        eventually(lambda: not any(Path(f"/proc/{pid}").exists() for pid in pids), 10, what="the worker reaped")
+    finally:
+        server.end()
