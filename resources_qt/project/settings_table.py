@@ -152,8 +152,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("resource_concurrency", int, "auto", _LIMITS, "Reads per resource",
             "Reads of one resource running at once, so one slow resource cannot take every worker: "
             '"auto" is as many as a number of `workers`, and with `workers = "auto"` half the cap (at least 2), '
-            "so a reader waiting on I/O overlaps as the pool grows (in thread mode an `async def` reader holds no "
-            'thread: "auto" lets it run many at once)',
+            "so a reader waiting on I/O overlaps as the pool grows (an `async def` reader holds no worker or "
+            'thread: "auto" lets 64 run at once)',
             "resourceConcurrencyEdit", "pool", least=1, most=64, word="auto"),
     Setting("max_processes", int, 1024, _LIMITS, "Processes per worker", "RLIMIT_NPROC for worker processes",
             "maxProcessesEdit", "pool", least=1, most=65_536),
