@@ -1,7 +1,8 @@
 """Slow readers under `wrk`: 1 ms of blocking and of awaited I/O per read, ours vs the peers at 16 connections.
 
 A third reader awaits 20 ms, as a call to an upstream API would: there the reads a server overlaps set the
-pace, not its CPU (no goal of the issue; it shows what the thread mode's async lane is for).
+pace, not its CPU (no goal of the issue; it shows what the shared workers of the process mode and the thread
+mode's async lane are for).
 
 `python -m bench.slow_wrk [--quick]` prints the rows; `python bench/run.py --only slow` writes them into
 bench/results.md.

@@ -190,7 +190,7 @@ class SharedWorkers:
         jobs = [*self._queue, *self._placed, *self._crossing]
         processes = [worker.process for worker in self._workers]
         for worker in self._workers:
-            worker.close("the server loop running it ended")
+            worker.abandon()  # its calls are among `jobs`, answered outside the lock
         threading.Thread(target=_reap, args=(processes,), name="snippet-shared-reap", daemon=True).start()
         self._workers, self._queue, self._expiry, self._placed, self._running = [], deque(), {}, {}, {}
         self._crossing, self._starting, self._pids = set(), 0, []
@@ -344,7 +344,6 @@ class SharedWorkers:
                 handle.cancel()
 
     def _run_queued(self) -> None:
-        started_keys: set[str] = set()
         blocked: set[str] = set()  # a resource's calls start in order: one that cannot start holds the rest
         for job in list(self._queue):
             key = job.call.key
@@ -358,7 +357,6 @@ class SharedWorkers:
                 handle = self._expiry.pop(job, None)
                 if handle is not None:
                     handle.cancel()
-                started_keys.add(key)
             else:
                 blocked.add(key)
                 if self._pick() is None:

@@ -153,6 +153,10 @@ class SharedWorker:
         for running in list(self._calls.values()):
             if not running.answered:
                 settle(running.job, Failed("unavailable", messages.unavailable(running.job.call, why)))
+        self.abandon()
+
+    def abandon(self) -> None:
+        """Let go of the pipe and kill the process, answering nothing (the caller answers the calls it held)."""
         self._calls.clear()
         self._close()
         self.process.interrupt()
