@@ -74,6 +74,10 @@ class SnippetPool:
     A worker keeps each snippet version loaded between calls, so module-level
     state lives as long as that worker (see `resources_qt.snippets.worker`).
 
+    A call whose entry is an `async def` takes no worker of its own: it runs
+    beside others on a shared worker (`resources_qt.snippets.shared_pool`),
+    so reads awaiting I/O overlap; `shared_async=False` turns that off.
+
     Thread-safe. `read` and `complete` may be awaited on any asyncio loop in
     any thread; `submit_read`/`submit_complete` return concurrent futures
     for code without a loop. When a worker is idle and no call is queued,
