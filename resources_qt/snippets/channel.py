@@ -260,7 +260,11 @@ class Channel:
             self._on_message(message)
 
     def _next_frame(self) -> bytes | None:
-        return wire.next_frame(self._buffer)
+        try:
+            return wire.next_frame(self._buffer)
+        except wire.WireError:
+            self._buffer.clear()
+            return b""  # does not decode: the callers' out-of-step answer follows
 
     def _on_message(self, data: bytes) -> None:
         call = self._call

@@ -29,7 +29,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from resources_qt.snippets import messages
@@ -101,6 +101,9 @@ class SharedWorkers:
         self._running: dict[str, int] = {}
         self._ids = itertools.count(1)
         self._numbers = itertools.count(1)
+        # Starting (up to a minute), stopping and reaping workers block: on threads of their own, never the
+        # driving loop's, nor that loop's default executor (a server's other work shares that one).
+        self._processes = ThreadPoolExecutor(max_workers=2, thread_name_prefix="snippet-shared-proc")
 
     def takes(self, call: Call) -> bool:
         """Whether `call` runs here: its entry is an `async def` and the pool is open."""
@@ -163,7 +166,12 @@ class SharedWorkers:
             if thread is not threading.current_thread():
                 thread.join(15.0)
         self._settle_crossing()
-        _reap(processes)
+        if loop is not None and home and _running_loop() is loop:
+            # Closed on the server's loop (its finalizer, say): reaping waits seconds, and must not there.
+            threading.Thread(target=_reap, args=(processes,), name="snippet-shared-reap", daemon=True).start()
+        else:
+            _reap(processes)
+        self._processes.shutdown(wait=False)
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -391,20 +399,29 @@ class SharedWorkers:
     def _retire(self, worker: SharedWorker) -> None:
         self._workers.remove(worker)
         self._set_pids()
-        worker.stop()
+        worker.stop(self._in_background)
+
+    def _in_background(self, work: Callable[[], None]) -> None:
+        """Run `work` (a stop or a kill, which wait) off the loop; on a thread of its own once the pool closed."""
+        try:
+            self._processes.submit(work)
+        except RuntimeError:  # shut down
+            threading.Thread(target=work, name="snippet-shared-reap", daemon=True).start()
 
     def _on_worker_ended(self, worker: SharedWorker) -> None:
         """Its process died (a crash, a kill at a blocked deadline): reap it off the loop; start over on demand."""
         if worker in self._workers:
             self._workers.remove(worker)
             self._set_pids()
-        asyncio.get_running_loop().run_in_executor(None, worker.process.kill)
+        self._in_background(worker.process.kill)
         if self._queue:
             self._run_queued()
 
     def _grow(self) -> None:
         # One start at a time: a burst of calls at start-up waits for the first worker, which takes them all.
-        if self._closed or self._starting or len(self._workers) >= self._most():
+        # Retiring workers (new settings, a memory overrun) do not hold back a new one: up to as many again.
+        usable = sum(1 for worker in self._workers if worker.usable)
+        if self._closed or self._starting or usable >= self._most() or len(self._workers) >= 2 * self._most():
             return
         now = time.monotonic()
         if now < self._start_after:
@@ -413,7 +430,7 @@ class SharedWorkers:
         config, generation = self._core.worker_config(concurrent=True)
         loop = asyncio.get_running_loop()
         name = f"snippet-shared-{next(self._numbers)}"
-        started = loop.run_in_executor(None, self._start_process, config, name, loop)
+        started = loop.run_in_executor(self._processes, self._start_process, config, name, loop)
         started.add_done_callback(lambda done: self._on_started(done, generation))
 
     def _start_process(self, config: WorkerConfig, name: str, loop: asyncio.AbstractEventLoop) -> WorkerProcess:
@@ -432,7 +449,7 @@ class SharedWorkers:
             self._on_start_failed(str(exc))
             return
         if self._closed:
-            asyncio.get_running_loop().run_in_executor(None, process.kill)
+            process.kill()  # closed while it started: the pool's executor may be shut already
             return
         self._failures = 0
         worker = SharedWorker(process, asyncio.get_running_loop(), generation=generation, core=self._core,

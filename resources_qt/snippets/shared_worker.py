@@ -96,6 +96,9 @@ class SharedWorker:
         self._writing = False
         self._closed = False
         self._dead = False
+        self._broken = False
+        self._exited = False
+        """Sent something out of step: what else it sends is ignored while it is killed."""
         self._culprit: Call | None = None
         """The call whose blocked loop got the worker killed."""
         self._grace: asyncio.TimerHandle | None = None
@@ -127,7 +130,8 @@ class SharedWorker:
             data = pickle.dumps(Tagged(call_id, outgoing), _PROTOCOL)
         except Exception as exc:  # parameters that do not pickle
             settle(job, Failed("internal", messages.internal(call, f"its parameters cannot be sent: {exc}")))
-            self._finished(self, Running(job, outgoing, answered=True))
+            # Later, not from here: the scheduler may be walking its queue right now (`_run_queued`).
+            self._loop.call_soon(self._finished, self, Running(job, outgoing, answered=True))
             return
         running = Running(job, outgoing)
         # A delay, not `call_at`: the deadline is time.monotonic()'s, and uvloop's clock is not.
@@ -143,10 +147,10 @@ class SharedWorker:
             running.answered = True
             self._write(pickle.dumps(Cancel(call_id), _PROTOCOL))
 
-    def stop(self) -> None:
-        """Leave the loop and stop the process off it (idle: nothing is answered here)."""
+    def stop(self, in_background: Callable[[Callable[[], None]], None]) -> None:
+        """Leave the loop and stop the process off it, through `in_background` (idle: nothing is answered)."""
         self._close()
-        self._loop.run_in_executor(None, self.process.stop)
+        in_background(self.process.stop)
 
     def close(self, why: str) -> None:
         """The pool is closing: answer every call `why`, kill the process (the caller reaps it)."""
@@ -157,8 +161,12 @@ class SharedWorker:
 
     def abandon(self) -> None:
         """Let go of the pipe and kill the process, answering nothing (the caller answers the calls it held)."""
+        for running in self._calls.values():
+            if running.timer is not None:
+                running.timer.cancel()
         self._calls.clear()
         self._close()
+        self._unwatch_exit()
         self.process.interrupt()
 
     # -- writing -------------------------------------------------------------------------
@@ -205,9 +213,14 @@ class SharedWorker:
         if not data:
             self._on_pipe_closed()
             return
+        if self._broken:
+            return  # out of step and being killed: only its end of file matters now
         self._buffer.extend(data)
-        while not self._closed and (framed := wire.next_frame(self._buffer)) is not None:
+        while not self._closed and not self._broken:
             try:
+                framed = wire.next_frame(self._buffer)
+                if framed is None:
+                    return
                 call_id, message = wire.decode_tagged(framed)
             except wire.WireError as exc:
                 self._out_of_step(f"its answer could not be decoded ({exc})")
@@ -233,6 +246,9 @@ class SharedWorker:
             self._core.emit_output(message.key, message.text)
         elif isinstance(message, NeedSource):
             call = running.job.call
+            if running.answered:  # nobody waits for it any more: nothing to run again
+                self._end(call_id, Failed("timeout", messages.timed_out_cancelled(call, running.job.timeout)))
+                return
             if running.outgoing is call:
                 lost = messages.unavailable(call, "the worker lost the snippet source")
                 self._end(call_id, Failed("unavailable", lost))
@@ -295,6 +311,8 @@ class SharedWorker:
 
     def _out_of_step(self, why: str) -> None:
         logger.error("Snippet worker %s is replaced: %s", self.process.name, why)
+        self._broken = True
+        self._buffer.clear()
         for running in list(self._calls.values()):
             if not running.answered:
                 self._answer(running, Failed("internal", messages.call_failed(running.job.call, why)))
@@ -308,12 +326,20 @@ class SharedWorker:
         self._loop.add_reader(self._sentinel, self._on_exit)
         self._grace = self._loop.call_later(_DEATH_GRACE, self._on_exit)
 
-    def _on_exit(self) -> None:
-        with contextlib.suppress(OSError, ValueError):
-            self._loop.remove_reader(self._sentinel)
+    def _unwatch_exit(self) -> None:
+        # Before the process is reaped: its sentinel's number is then free for the loop's other readers.
+        if self._dead:
+            with contextlib.suppress(OSError, ValueError, RuntimeError):
+                self._loop.remove_reader(self._sentinel)
         if self._grace is not None:
             self._grace.cancel()
             self._grace = None
+
+    def _on_exit(self) -> None:
+        if self._exited:
+            return
+        self._exited = True
+        self._unwatch_exit()
         process = self.process.process
         code = process.exitcode if process is not None else None
         held = len(self._calls)

@@ -55,10 +55,15 @@ def frame(data: bytes) -> bytes:
 
 
 def next_frame(buffer: bytearray) -> bytes | None:
-    """Take the first whole message off `buffer` as multiprocessing frames it on a pipe; None while it is cut."""
+    """Take the first whole message off `buffer` as multiprocessing frames it on a pipe; None while it is cut.
+
+    Raises `WireError` for a length no sender writes (the pipe is out of step from there on).
+    """
     if len(buffer) < 4:
         return None
     (size,) = _SIZE.unpack_from(buffer)
+    if size < -1:
+        raise WireError(f"a worker message claims {size} bytes")
     start = 4
     if size == -1:  # multiprocessing's framing of a message over 2 GiB
         if len(buffer) < 12:

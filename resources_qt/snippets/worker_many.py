@@ -97,13 +97,22 @@ class _Server:
 
     def _take(self, message: object) -> None:
         if isinstance(message, Tagged):
-            self._tasks[message.id] = self._loop.create_task(self._run(message.id, message.call))
+            call_id, call = message.id, message.call
+            task = self._tasks[call_id] = self._loop.create_task(self._run(call_id, call))
+            task.add_done_callback(lambda done: self._on_task_done(call_id, call))
         elif isinstance(message, Cancel):
-            task = self._tasks.get(message.id)
-            if task is not None:
-                task.cancel()
+            running = self._tasks.get(message.id)
+            if running is not None:
+                running.cancel()
         elif isinstance(message, Shutdown):
             self._stop()
+
+    def _on_task_done(self, call_id: int, call: Call) -> None:
+        # A task cancelled before its first step never runs `_run`: it still answers, so the pool knows.
+        if self._tasks.pop(call_id, None) is not None:
+            self._send(Failed("timeout", messages.timed_out_cancelled(call, 0)), call_id, call)
+            if not self._tasks:
+                self._between_calls()
 
     async def _run(self, call_id: int, call: Call) -> None:
         collected = Collected(self._config.output_limit)
