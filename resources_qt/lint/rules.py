@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from resources_qt.errors import ValidationError
+from resources_qt.lint.blocking import blocking_calls
 from resources_qt.lint.findings import Finding, Fix, Level
 from resources_qt.lint.sniff import (
     Format,
@@ -69,6 +70,10 @@ RULES: tuple[Rule, ...] = (
     Rule("last-modified-stale", "warning", "lastModified is older than a watched file's change",
          "Clients trust `annotations.last_modified` to tell whether they hold the current content. Update it "
          "when the watched files change, or leave it out."),
+    Rule("blocking-in-async", "warning", "An async snippet makes a blocking call",
+         "An `async def` entry runs on a shared worker beside other reads: a blocking call (`time.sleep`, "
+         "`requests`, `subprocess`) holds every one of them up, and past its deadline the worker is killed with "
+         "them. Await instead (`asyncio.sleep`, an async client, `asyncio.to_thread`), or make it a plain `def`."),
     Rule("missing-description", "note", "A resource without a description",
          "A model picks resources by their description. Say what the resource holds and when to read it."),
     Rule("fetchable-scheme", "note", "An http(s) URI for content only this server serves",
@@ -138,6 +143,18 @@ def static_findings(project: Project) -> list[Finding]:
                 resource=spec.name, field="instances",
                 fix=Fix("instances", instances_skeleton(spec), "Add an instances skeleton"),
             ))
+        snippets = (("reader", spec.reader, "read"), ("complete", spec.complete, "complete"),
+                    ("instances", spec.instances, "instances"))
+        for field, source, entry in snippets:
+            calls = blocking_calls(source, entry)
+            if calls:
+                named = ", ".join(f"{call}() (line {line})" for call, line in calls[:3])
+                findings.append(_finding(
+                    "blocking-in-async",
+                    f"{kind} {spec.name!r}: async def {entry}() calls {named}, which blocks its shared worker's "
+                    "event loop: every read beside it waits, and past the deadline the worker is killed",
+                    resource=spec.name, field=field,
+                ))
         if not spec.description.strip():
             findings.append(_finding(
                 "missing-description", f"{kind} {spec.name!r} has no description: say what it holds and when to "

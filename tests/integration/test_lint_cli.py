@@ -113,6 +113,13 @@ CASES = [
          _resource("feed", 'return "f"', uri='"feed://today"', watch='{ files = ["data/*.csv"] }',
                    annotations='{ last_modified = "2021-01-01T00:00:00Z" }'),
          ("lastModified 2019-06-01T00:00:00Z", "data/today.csv changed at 2020-01-01T00:00:00+00:00")),
+    Case("blocking-in-async",
+         _resource("napper", 'return "n"', uri='"docs://napper"').replace(
+             "def read(uri, params):\n", "import time\nasync def read(uri, params):\n    time.sleep(0.01)\n"),
+         _resource("napper", 'return "n"', uri='"docs://napper"').replace(
+             "def read(uri, params):\n",
+             "import asyncio\nasync def read(uri, params):\n    await asyncio.sleep(0.01)\n"),
+         ("resource 'napper': async def read() calls time.sleep() (line 3)", "shared worker")),
     Case("missing-description",
          _resource("bare", 'return "b"', uri='"docs://bare"', description='""'),
          _resource("bare", 'return "b"', uri='"docs://bare"'),
