@@ -211,6 +211,7 @@ class _StateCollector(Collector):
         if readers is not None:
             workers.add_metric(["configured"], readers.workers)
             workers.add_metric(["running"], len(readers.worker_pids()))
+            workers.add_metric(["shared"], len(readers.shared_worker_pids()))  # of the running: async entries'
             workers.add_metric(["busy"], min(readers.workers, max(0, metrics.reader_calls - readers.queued())))
         yield workers
         cache = engine.read_cache

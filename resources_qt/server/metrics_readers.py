@@ -131,6 +131,9 @@ class MeasuredReaders:
     def worker_pids(self) -> list[int]:
         return self.inner.worker_pids()
 
+    def shared_worker_pids(self) -> list[int]:
+        return self.inner.shared_worker_pids()
+
     def call_counts(self) -> tuple[int, int]:
         return self.inner.call_counts()
 

@@ -228,6 +228,10 @@ class ThreadReaders:
         """No worker processes: []."""
         return []
 
+    def shared_worker_pids(self) -> list[int]:
+        """No worker processes: [] (async entries run on the async lane)."""
+        return []
+
     def call_counts(self) -> tuple[int, int]:
         """(0, calls submitted): every call takes the queue to a pool thread."""
         with self._core.cond:

@@ -80,6 +80,7 @@ async def test_reads_are_counted_by_resource_and_outcome_in_both_eras(tmp_path: 
     assert value(while_open, "resource_studio_sessions", transport="http", era="handshake") == 1
     assert value(after, "resource_studio_sessions", transport="http", era="handshake") == 0
     assert value(after, "resource_studio_workers", state="configured") == 2
+    assert value(after, "resource_studio_workers", state="shared") == 0  # no async def reader in the project
     assert value(after, "resource_studio_read_queue") == 0
     assert value(after, "resource_studio_bus", state="none") == 1
 
