@@ -15,7 +15,7 @@ from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
 from resources_qt.snippets import messages, wire
-from resources_qt.snippets.output import SnippetOutput
+from resources_qt.snippets.output import SnippetOutput, add_chunk
 from resources_qt.snippets.process import signal_text
 from resources_qt.snippets.protocol import (
     Call,
@@ -28,7 +28,7 @@ from resources_qt.snippets.protocol import (
     Reply,
     ValueDone,
 )
-from resources_qt.snippets.slot import replaced_answer, settle, verdict
+from resources_qt.snippets.slot import replaced_answer, settle, timeout_text, verdict
 
 if TYPE_CHECKING:
     from resources_qt.snippets.dispatch import Dispatcher
@@ -200,7 +200,7 @@ class Channel:
                 continue
             remaining = job.deadline - time.monotonic()
             if remaining <= 0:
-                settle(job, Failed("timeout", self._timeout_text(job)))
+                settle(job, Failed("timeout", timeout_text(job)))
                 job = core.next_for_lent(slot, alive=True, loop=loop)
                 continue
             self.start(call, outgoing, data, timeout=remaining, job=job)
@@ -319,11 +319,7 @@ class Channel:
         self._watch_death()
 
     def _on_output(self, message: Output) -> None:
-        chunks = self._chunks
-        if chunks and chunks[-1][0] == message.stream:
-            chunks[-1][1] += message.text
-        else:
-            chunks.append([message.stream, message.text])
+        add_chunk(self._chunks, message.stream, message.text)
         self._core.emit_output(message.key, message.text)
 
     def _on_deadline(self) -> None:
@@ -341,17 +337,10 @@ class Channel:
         if self._done or call is None:
             return
         job = self._job
-        text = self._timeout_text(job) if job is not None else messages.timed_out(call, self._timeout)
+        text = timeout_text(job) if job is not None else messages.timed_out(call, self._timeout)
         self._reply = Failed("timeout", text)
         # The kill shows as the pipe's EOF and the sentinel; the reply above wins.
         self.worker.interrupt()
-
-    @staticmethod
-    def _timeout_text(job: Job[Any]) -> str:
-        waited = job.taken_at - job.queued_at
-        if waited >= 0.05:
-            return messages.timed_out_queued(job.call, job.timeout, waited)
-        return messages.timed_out(job.call, job.timeout)
 
     def _on_exit(self) -> None:
         # The worker process ended (its sentinel is readable) after its pipe closed.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["ReadOutputListener", "SnippetOutput"]
+__all__ = ["ReadOutputListener", "SnippetOutput", "add_chunk"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,3 +30,11 @@ class SnippetOutput:
 
 ReadOutputListener = Callable[[SnippetOutput], None]
 """`listener(output)`: called on a pool thread once per call that printed anything."""
+
+
+def add_chunk(chunks: list[list[str]], stream: str, text: str) -> None:
+    """Append `text` of `stream` to a call's chunks, merged into the last one when it is of the same stream."""
+    if chunks and chunks[-1][0] == stream:
+        chunks[-1][1] += text
+    else:
+        chunks.append([stream, text])

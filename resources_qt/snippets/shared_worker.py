@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from resources_qt.snippets import messages, wire
-from resources_qt.snippets.output import SnippetOutput
+from resources_qt.snippets.output import SnippetOutput, add_chunk
 from resources_qt.snippets.process import WorkerProcess, signal_text
 from resources_qt.snippets.protocol import (
     Call,
@@ -28,7 +28,7 @@ from resources_qt.snippets.protocol import (
     Tagged,
     ValueDone,
 )
-from resources_qt.snippets.slot import Job, settle
+from resources_qt.snippets.slot import Job, settle, timeout_text
 
 if TYPE_CHECKING:
     from resources_qt.snippets.dispatch import Dispatcher
@@ -238,11 +238,7 @@ class SharedWorker:
 
     def _on_message(self, call_id: int, running: Running, message: wire.WorkerMessage) -> None:
         if isinstance(message, Output):
-            chunks = running.chunks
-            if chunks and chunks[-1][0] == message.stream:
-                chunks[-1][1] += message.text
-            else:
-                chunks.append([message.stream, message.text])
+            add_chunk(running.chunks, message.stream, message.text)
             self._core.emit_output(message.key, message.text)
         elif isinstance(message, NeedSource):
             call = running.job.call
@@ -292,10 +288,7 @@ class SharedWorker:
             return
         job = running.job
         if not running.answered:
-            waited = job.taken_at - job.queued_at
-            text = (messages.timed_out_queued(job.call, job.timeout, waited) if waited >= 0.05
-                    else messages.timed_out_cancelled(job.call, job.timeout))
-            self._answer(running, Failed("timeout", text))
+            self._answer(running, Failed("timeout", timeout_text(job, cancelled=True)))
             self._write(pickle.dumps(Cancel(call_id), _PROTOCOL))
         running.timer = self._loop.call_later(BLOCKED_GRACE, self._on_blocked, call_id)
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from resources_qt.snippets import messages
-from resources_qt.snippets.output import SnippetOutput
+from resources_qt.snippets.output import SnippetOutput, add_chunk
 from resources_qt.snippets.process import WorkerProcess, WorkerStartError
 from resources_qt.snippets.protocol import Call, Failed, ReadCall, Reply
 
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from resources_qt.snippets.channel import Channel
     from resources_qt.snippets.dispatch import Dispatcher
 
-__all__ = ["RECHECK", "Job", "Recheck", "Slot", "replaced_answer", "settle", "verdict"]
+__all__ = ["RECHECK", "Job", "Recheck", "Slot", "replaced_answer", "settle", "timeout_text", "verdict"]
 
 logger = logging.getLogger(__name__)
 
@@ -50,6 +50,17 @@ class Recheck:
 
 
 RECHECK = Recheck()
+
+
+def timeout_text(job: Job[Any], *, cancelled: bool = False) -> str:
+    """How `job` past its deadline is answered: naming its wait for a worker when that took a while, else
+    its worker replaced (or, `cancelled`, the call cancelled: an `async def` entry on a shared worker)."""
+    waited = job.taken_at - job.queued_at
+    if waited >= 0.05:
+        return messages.timed_out_queued(job.call, job.timeout, waited)
+    if cancelled:
+        return messages.timed_out_cancelled(job.call, job.timeout)
+    return messages.timed_out(job.call, job.timeout)
 
 
 def settle(job: Job[Any], reply: Reply) -> None:
@@ -191,10 +202,7 @@ class Slot:
         started_wall = time.time()
 
         def on_output(key: str, stream: str, text: str) -> None:
-            if chunks and chunks[-1][0] == stream:
-                chunks[-1][1] += text
-            else:
-                chunks.append([stream, text])
+            add_chunk(chunks, stream, text)
             self.core.emit_output(key, text)
 
         worker = self.worker
@@ -203,11 +211,11 @@ class Slot:
             assert worker is not None
             remaining = job.deadline - time.monotonic()
             if remaining <= 0:
-                reply = Failed("timeout", self._timeout_message(job))
+                reply = Failed("timeout", timeout_text(job))
             else:
                 reply = worker.call(call, timeout=remaining, on_output=on_output)
                 if isinstance(reply, Failed) and reply.reason == "timeout":
-                    reply = Failed("timeout", self._timeout_message(job))
+                    reply = Failed("timeout", timeout_text(job))
         except Exception as exc:
             logger.exception("Snippet call on %s failed inside the pool", self.name)
             reply = Failed("internal", messages.internal(call, f"{type(exc).__name__}: {exc}"))
@@ -226,10 +234,3 @@ class Slot:
         if worker is not None and not worker.alive:
             worker.kill()
             self.worker = None
-
-    @staticmethod
-    def _timeout_message(job: Job[Any]) -> str:
-        waited = job.taken_at - job.queued_at
-        if waited >= 0.05:
-            return messages.timed_out_queued(job.call, job.timeout, waited)
-        return messages.timed_out(job.call, job.timeout)
