@@ -13,9 +13,10 @@ from concurrent.futures import Future
 from typing import Any, Self, TypeVar
 
 from resources_qt.content import ResourceContent
-from resources_qt.errors import NotFound, ReaderFailedError, ValidationError
+from resources_qt.errors import ValidationError
 from resources_qt.project.settings_table import setting
 from resources_qt.snippets import messages
+from resources_qt.snippets.answers import contents_of, text_of, values_of
 from resources_qt.snippets.caller import CallerGone, caller_gone
 from resources_qt.snippets.direct import call_directly, loop_future, supports_direct_calls
 from resources_qt.snippets.dispatch import Dispatcher, Limits, OutputListener
@@ -25,13 +26,10 @@ from resources_qt.snippets.pool_limits import AUTO, Concurrency, WorkerCount, pe
 from resources_qt.snippets.protocol import (
     Call,
     CompleteCall,
-    CompleteDone,
     EntryCall,
     Failed,
     ReadCall,
-    ReadDone,
     Reply,
-    ValueDone,
     source_digest,
 )
 from resources_qt.snippets.shared_pool import SharedWorkers
@@ -316,7 +314,7 @@ class SnippetPool:
                 its worker exit, crashed it, or hit the memory limit.
         """
         call = self._read_call(key=key, source=source, uri=uri, params=params, mime_type=mime_type, timeout=timeout)
-        return await self._await(call, timeout, _contents_of)
+        return await self._await(call, timeout, contents_of)
 
     async def complete(
         self,
@@ -336,7 +334,7 @@ class SnippetPool:
         call = self._complete_call(
             key=key, source=source, variable=variable, value=value, context=context, timeout=timeout
         )
-        return await self._await(call, timeout, _values_of)
+        return await self._await(call, timeout, values_of)
 
     async def call(
         self,
@@ -375,7 +373,7 @@ class SnippetPool:
         prelude, prelude_digest = self._core.prelude_version()
         call = EntryCall(key=key, digest=self._digest(source), source=source, prelude_digest=prelude_digest,
                          prelude=prelude, kind=found, args=items)
-        return await self._await(call, timeout, _text_of)
+        return await self._await(call, timeout, text_of)
 
     async def _await(self, call: Call, timeout: float | None, convert: Callable[[Call, Reply], _T]) -> _T:
         seconds = self._core.timeout if timeout is None else timeout
@@ -432,7 +430,7 @@ class SnippetPool:
     ) -> Future[list[ResourceContent]]:
         """`read` for callers without an event loop: a concurrent future of the content."""
         call = self._read_call(key=key, source=source, uri=uri, params=params, mime_type=mime_type, timeout=timeout)
-        return self._submit(call, timeout, _contents_of)
+        return self._submit(call, timeout, contents_of)
 
     def _submit(self, call: Call, timeout: float | None, convert: Callable[[Call, Reply], _T]) -> Future[_T]:
         if self._shared is not None and self._shared.takes(call):
@@ -478,7 +476,7 @@ class SnippetPool:
         call = self._complete_call(
             key=key, source=source, variable=variable, value=value, context=context, timeout=timeout
         )
-        return self._submit(call, timeout, _values_of)
+        return self._submit(call, timeout, values_of)
 
     def _complete_call(
         self,
@@ -577,40 +575,3 @@ def _check_call(key: str, source: str, timeout: float | None) -> None:
         raise ValidationError(f"Snippet source must be a str, not {type(source).__name__}")
     if timeout is not None:
         _check_timeout("timeout", timeout)
-
-
-def _failure(call: Call, reply: Reply) -> ReaderFailedError | NotFound:
-    if isinstance(reply, Failed) and reply.reason == "not-found" and isinstance(call, ReadCall):
-        return NotFound(reply.message, uri=call.uri)
-    if isinstance(reply, Failed):
-        message, reason = reply.message, reply.reason
-    else:
-        message, reason = (
-            messages.unavailable(call, f"unexpected answer {type(reply).__name__}"),
-            "unavailable",
-        )
-    data: dict[str, Any] = {"reason": reason, "snippet": call.key}
-    if isinstance(call, ReadCall):
-        data["uri"] = call.uri
-    return ReaderFailedError(message, data=data)
-
-
-def _contents_of(call: Call, reply: Reply) -> list[ResourceContent]:
-    if not isinstance(reply, ReadDone):
-        raise _failure(call, reply)
-    return [
-        ResourceContent(uri, mime, text=text, blob=blob, meta=meta)
-        for uri, mime, text, blob, meta in reply.contents
-    ]
-
-
-def _values_of(call: Call, reply: Reply) -> list[str]:
-    if not isinstance(reply, CompleteDone):
-        raise _failure(call, reply)
-    return list(reply.values)
-
-
-def _text_of(call: Call, reply: Reply) -> str:
-    if not isinstance(reply, ValueDone):
-        raise _failure(call, reply)
-    return reply.text

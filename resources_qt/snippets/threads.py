@@ -32,6 +32,7 @@ from typing import Any, TypeVar
 
 from resources_qt.content import ResourceContent
 from resources_qt.errors import ValidationError
+from resources_qt.snippets.answers import contents_of, values_of
 from resources_qt.snippets.dispatch import OutputListener
 from resources_qt.snippets.namespace import set_project_dir
 from resources_qt.snippets.output import ReadOutputListener
@@ -40,9 +41,7 @@ from resources_qt.snippets.pool import (
     DEFAULT_OUTPUT_LIMIT,
     _check_call,
     _check_settings,
-    _contents_of,
     _folder,
-    _values_of,
 )
 from resources_qt.snippets.pool_limits import AUTO, Concurrency, WorkerCount, auto_cap, per_resource_value
 from resources_qt.snippets.protocol import (
@@ -265,7 +264,7 @@ class ThreadReaders:
     ) -> list[ResourceContent]:
         """Run the reader snippet `source` for `uri` in a pool thread; raises as `SnippetPool.read` does."""
         call = self._read_call(key=key, source=source, uri=uri, params=params, mime_type=mime_type, timeout=timeout)
-        return await self._core.submit_on(call, timeout, _contents_of, asyncio.get_running_loop())
+        return await self._core.submit_on(call, timeout, contents_of, asyncio.get_running_loop())
 
     async def complete(
         self,
@@ -295,7 +294,7 @@ class ThreadReaders:
         timeout: float | None = None,
     ) -> Future[list[ResourceContent]]:
         call = self._read_call(key=key, source=source, uri=uri, params=params, mime_type=mime_type, timeout=timeout)
-        return self._core.submit(call, timeout, _contents_of)
+        return self._core.submit(call, timeout, contents_of)
 
     def _read_call(
         self,
@@ -344,7 +343,7 @@ class ThreadReaders:
             value=value,
             context=dict(context),
         )
-        return self._core.submit(call, timeout, _values_of)
+        return self._core.submit(call, timeout, values_of)
 
     def _prelude(self) -> tuple[str, str]:
         with self._core.cond:
