@@ -345,11 +345,15 @@ class SharedWorkers:
             worker, call_id = placed
             worker.cancel(call_id)
             return
+        self._unqueue(job)
+
+    def _unqueue(self, job: Job[Any]) -> None:
+        """Take `job` off the queue (if it is there) with its expiry timer."""
         with contextlib.suppress(ValueError):
             self._queue.remove(job)
-            handle = self._expiry.pop(job, None)
-            if handle is not None:
-                handle.cancel()
+        handle = self._expiry.pop(job, None)
+        if handle is not None:
+            handle.cancel()
 
     def _run_queued(self) -> None:
         blocked: set[str] = set()  # a resource's calls start in order: one that cannot start holds the rest
@@ -358,13 +362,10 @@ class SharedWorkers:
             if key in blocked:
                 continue
             if job.future.done():
-                self._queue.remove(job)
+                self._unqueue(job)  # its expiry timer too: nobody waits for it
                 continue
             if self._try_start(job):
-                self._queue.remove(job)
-                handle = self._expiry.pop(job, None)
-                if handle is not None:
-                    handle.cancel()
+                self._unqueue(job)
             else:
                 blocked.add(key)
                 if self._pick() is None:
@@ -466,11 +467,8 @@ class SharedWorkers:
         self._start_after = time.monotonic() + min(0.2 * 2**self._failures, 5.0)
         if not self._workers:
             # Nothing can run the queued calls now: failing beats letting their callers wait for the deadline.
-            queued, self._queue = list(self._queue), deque()
-            for job in queued:
-                handle = self._expiry.pop(job, None)
-                if handle is not None:
-                    handle.cancel()
+            for job in list(self._queue):
+                self._unqueue(job)
                 settle(job, Failed("unavailable", messages.unavailable(job.call, why)))
 
     def _set_pids(self) -> None:
